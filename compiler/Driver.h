@@ -1,0 +1,31 @@
+// The actions of the generator command line that run compiler stages
+// (--check, --report, --simulate, --emit ...). generator_main (frontend)
+// parses the common flags and hands the rest here, so each stage adds its
+// flag in one place.
+#ifndef PULSE_DRIVER_H
+#define PULSE_DRIVER_H
+
+#include <string>
+
+#include "pulse/pulse.h"
+
+namespace pulse {
+
+struct DriverActions {
+    bool realize = false;
+    bool print_ir = false;
+    bool any() const { return realize || print_ir; }
+};
+
+/// Help text for the flags parse_driver_flag accepts.
+const char *driver_usage_text();
+
+/// Parses flag argv[i] (advancing i past its value); false if it is not a driver flag.
+bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &actions);
+
+/// Runs the compiler actions; returns the process exit code.
+int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &actions, uint32_t seed);
+
+}  // namespace pulse
+
+#endif

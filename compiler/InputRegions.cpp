@@ -1,0 +1,86 @@
+#include "InputRegions.h"
+
+#include <random>
+
+#include "Affine.h"
+
+namespace pulse {
+
+std::map<std::string, std::vector<IndexRange>> infer_input_regions(const ir::UreProgram &p) {
+    std::map<std::string, std::vector<IndexRange>> regions;
+    for (const ir::InputDecl &in : p.inputs) regions[in.name].assign(in.dimensions, IndexRange{INT64_MAX, INT64_MIN});
+    for (const ir::InputAccess &a : p.input_accesses) {
+        std::vector<IndexRange> &r = regions[a.input];
+        for (size_t d = 0; d < a.index.size(); d++) {
+            auto form = to_affine(a.index[d], p.loops);
+            if (!form) compile_error("input ", a.input, " is read at a non-affine index ", ir::to_source(a.index[d]));
+            auto range = form->range(p.loops);
+            r[d].min = std::min(r[d].min, range.first);
+            r[d].max = std::max(r[d].max, range.second);
+        }
+    }
+    return regions;
+}
+
+namespace {
+template<typename T>
+T *element_address(const Halide::Buffer<> &b, const std::vector<int> &coords) {
+    const halide_buffer_t *raw = b.raw_buffer();
+    int64_t offset = 0;
+    for (int d = 0; d < raw->dimensions; d++) offset += (int64_t)(coords[d] - raw->dim[d].min) * raw->dim[d].stride;
+    return reinterpret_cast<T *>(raw->host) + offset;
+}
+
+template<typename F>
+auto dispatch(Halide::Type t, F f) {
+    if (t == Halide::Float(32)) return f(float());
+    if (t == Halide::Float(64)) return f(double());
+    if (t == Halide::Int(32)) return f(int32_t());
+    if (t == Halide::Int(16)) return f(int16_t());
+    if (t == Halide::Int(8)) return f(int8_t());
+    if (t == Halide::Int(64)) return f(int64_t());
+    if (t == Halide::UInt(8)) return f(uint8_t());
+    if (t == Halide::UInt(16)) return f(uint16_t());
+    if (t == Halide::UInt(32)) return f(uint32_t());
+    if (t == Halide::Bool()) return f(bool());
+    std::ostringstream s;
+    s << t;
+    compile_error("element type ", s.str(), " is not supported for buffers");
+}
+}  // namespace
+
+double load_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {
+    return dispatch(b.type(), [&](auto tag) { return (double)*element_address<decltype(tag)>(b, coords); });
+}
+
+void store_element(Halide::Buffer<> &b, const std::vector<int> &coords, double value) {
+    dispatch(b.type(), [&](auto tag) {
+        *element_address<decltype(tag)>(b, coords) = (decltype(tag))value;
+        return 0;
+    });
+}
+
+Buffers random_input_buffers(const ir::UreProgram &p, uint32_t seed) {
+    std::mt19937 rng(seed);
+    Buffers buffers;
+    auto regions = infer_input_regions(p);
+    for (const ir::InputDecl &in : p.inputs) {
+        const std::vector<IndexRange> &r = regions[in.name];
+        std::vector<int> sizes;
+        for (const IndexRange &x : r) sizes.push_back((int)std::max<int64_t>(x.extent(), 1));
+        Halide::Buffer<> b(in.type, sizes, in.name);
+        for (size_t d = 0; d < r.size(); d++) b.raw_buffer()->dim[d].min = (int)r[d].min;
+        std::uniform_real_distribution<double> real(0.1, 1.0);
+        std::uniform_int_distribution<int> integer(1, 9);
+        b.for_each_element([&](const int *pos) {
+            std::vector<int> coords(pos, pos + r.size());
+            double sign = (rng() & 1) ? 1.0 : -1.0;
+            double v = in.type.is_float() ? sign * real(rng) : (in.type.is_uint() ? integer(rng) : sign * integer(rng));
+            store_element(b, coords, v);
+        });
+        buffers[in.name] = b;
+    }
+    return buffers;
+}
+
+}  // namespace pulse

@@ -1,0 +1,30 @@
+// Pass: infer the region of each input that the bounded domain reads.
+#ifndef PULSE_INPUT_REGIONS_H
+#define PULSE_INPUT_REGIONS_H
+
+#include "UreProgram.h"
+
+namespace pulse {
+
+/// [min, max] of one dimension of an input.
+struct IndexRange {
+    int64_t min = 0, max = -1;
+    int64_t extent() const { return max - min + 1; }
+};
+
+/// For each input, per dimension, the range of indices its affine reads take
+/// over the box of the loop bounds (a read under a select counts everywhere).
+std::map<std::string, std::vector<IndexRange>> infer_input_regions(const ir::UreProgram &program);
+
+/// Buffers of the input regions filled with random values (never zero):
+/// floats uniform in [-1, 1] away from 0, integers in [-9, 9] \ {0}.
+Buffers random_input_buffers(const ir::UreProgram &program, uint32_t seed);
+
+/// Reads element `coords` of `buffer` as a double (any element type Pulse uses).
+double load_element(const Halide::Buffer<> &buffer, const std::vector<int> &coords);
+/// Writes element `coords` of `buffer`, converting from double.
+void store_element(Halide::Buffer<> &buffer, const std::vector<int> &coords, double value);
+
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,18 @@
+// The pass list. Each pass is a free function in its own file pair; this is
+// the one place that says in which order they run.
+#ifndef PULSE_PIPELINE_H
+#define PULSE_PIPELINE_H
+
+#include "UreProgram.h"
+
+namespace pulse {
+
+/// The passes that every spec goes through when it is lowered (Func::lower):
+///   1. analyze_dependences   (AnalyzeDependences.h) uniform dependences, input accesses
+///   2. compute_reference_order (ReferenceOrder.h)   loop directions of the reference order
+///   3. check_schedule        (CheckSchedule.h)      tile factors, stagings
+void run_front_passes(ir::UreProgram &program);
+
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,152 @@
+// The URE program: the compiler's first IR. It is built from the embedded
+// language (frontend/) by build_ure_program and is independent of the frontend's
+// handles, so every later pass (dependence analysis, the isl model, the
+// space-time transform, the backends) reads only this.
+#ifndef PULSE_URE_PROGRAM_H
+#define PULSE_URE_PROGRAM_H
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pulse/Error.h"
+#include "pulse/Types.h"
+
+namespace pulse {
+
+namespace ir {
+
+/// One loop of the merged nest. Loops are listed innermost first (Halide order).
+struct Loop {
+    std::string var;
+    int64_t min = 0;
+    int64_t extent = 0;
+    int64_t max() const { return min + extent - 1; }
+};
+
+/// An external input buffer read at affine indices.
+struct InputDecl {
+    std::string name;
+    Halide::Type type;
+    int dimensions = 0;
+};
+
+/// One equation of the merged loop nest, in merge order.
+/// A recurrence Func is defined over all loops of the nest; an output Func
+/// (like `Out(c)`) over a subset of them, and stores into an output buffer.
+struct Ure {
+    std::string name;
+    Halide::Type type;
+    std::vector<std::string> args;  ///< the Func's arguments, innermost first
+    Halide::Expr value;             ///< may contain `undefined_value` where a select has no false value
+    bool is_output = false;         ///< defined over a subset of the loops; never read by other UREs
+    Place place = Place::Host;
+};
+
+/// A recurrence call `V(x - d)` inside the definition of `U(x)`.
+struct Dependence {
+    std::string consumer;                ///< U
+    std::string producer;                ///< V
+    std::vector<int64_t> distance;       ///< d, one entry per loop (innermost first)
+    Halide::Expr condition;              ///< where the call is evaluated: conjunction of enclosing select branches (true if none)
+    std::string call_text;               ///< the call as written, e.g. "Z(c, q - 1)"
+    bool is_copy = false;                ///< U(x) = V(x - d) under this branch: a pure copy (broadcast allowed)
+};
+
+/// A read of an input inside the definition of a URE.
+struct InputAccess {
+    std::string consumer;
+    std::string input;
+    std::vector<Halide::Expr> index;     ///< affine in the loop variables
+    Halide::Expr condition;              ///< where the read is evaluated
+};
+
+/// `F.tile(var, outer, inner, factor)`: var = outer * factor + inner.
+struct Tile {
+    std::string var, outer, inner;
+    int64_t factor = 1;
+};
+
+/// `X.in(G)` followed by compute_at / store_in: a staged copy of X for its use in G.
+struct Staging {
+    std::string source;                  ///< the Input or Func being staged
+    std::string consumer;                ///< the Func whose calls use the staged copy
+    std::optional<std::string> compute_at_func, compute_at_loop;
+    std::optional<MemoryType> memory;
+};
+
+/// `space_time_transform(src, dst, matrix[, reverse][, CheckTime])`.
+struct SpaceTimeTransform {
+    std::vector<std::string> source_loops;       ///< innermost first
+    std::vector<std::string> destination_loops;  ///< innermost first: space loops, then the time loop last
+    /// Row r gives destination loop r as a linear combination of the source
+    /// loops (columns in source_loops order). Space rows first, time row last.
+    std::vector<std::vector<int64_t>> matrix;
+    /// Optional user reverse transform: one Expr per source loop, in terms of
+    /// the destination loop variables.
+    std::vector<Halide::Expr> reverse;
+    bool check_time = false;
+};
+
+/// Schedule records, in the order they were given.
+struct Schedule {
+    std::vector<Tile> tiles;
+    std::vector<std::string> reorder;            ///< innermost first, as given
+    std::vector<std::string> gpu_blocks, gpu_threads;
+    std::vector<Staging> stagings;
+    std::optional<SpaceTimeTransform> transform;
+};
+
+/// The merged UREs of one spec, with bounds and schedule.
+struct UreProgram {
+    std::string name;                    ///< the Func that owns the loop nest (merge_ures receiver)
+    std::vector<Loop> loops;             ///< innermost first
+    std::vector<Ure> ures;               ///< merge order
+    std::vector<InputDecl> inputs;
+    std::vector<Dependence> dependences;
+    std::vector<InputAccess> input_accesses;
+    Schedule schedule;
+    /// The reference order: loops from outermost to innermost (indices into
+    /// `loops`), and each loop's direction (+1 ascending, -1 descending),
+    /// chosen so that every value is computed before it is read.
+    std::vector<int> reference_nesting;
+    std::vector<int> reference_direction;
+
+    const Loop &loop(const std::string &var) const;
+    int loop_index(const std::string &var) const;  ///< -1 if not a loop
+    const Ure &ure(const std::string &name) const;
+    int ure_index(const std::string &name) const;   ///< -1 if not a URE
+    const InputDecl &input(const std::string &name) const;
+    int64_t domain_size() const;                    ///< number of iteration points
+    std::vector<const Ure *> outputs() const;
+};
+
+/// The placeholder a `select` without a false value yields where its condition is false.
+Halide::Expr undefined_value(Halide::Type type);
+/// True if `e` is the placeholder made by undefined_value.
+bool is_undefined_value(const Halide::Expr &e);
+
+/// Name of the intrinsic used for recurrence calls `V(x - d)`.
+inline const char *recurrence_call_prefix() { return "pulse.ure."; }
+/// A recurrence call `func(args)` as a Halide Expr.
+Halide::Expr make_recurrence_call(Halide::Type type, const std::string &func, const std::vector<Halide::Expr> &args);
+/// If `e` is a recurrence call, returns the callee's name; otherwise "".
+std::string recurrence_callee(const Halide::Expr &e);
+/// If `e` is a call to an Input (an image parameter), returns its name; otherwise "".
+std::string input_callee(const Halide::Expr &e);
+
+/// Prints an expression the way a user wrote it: `Z(c, q - 1)`, `x(c + q)`.
+std::string to_source(const Halide::Expr &e);
+
+/// Prints the whole program: loops, UREs, dependences, schedule.
+void print(std::ostream &out, const UreProgram &program);
+
+}  // namespace ir
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,40 @@
+// 2-D convolution Out(c, r) = sum_{p < P} sum_{q < Q} x(c + q, r + p) * w(q, p),
+// design SBM (paper Sec. 5): inputs stay, weights are broadcast, partial sums
+// migrate. Loops (innermost first): c, output column within an array; p, filter
+// row; q, filter column; r, output row; b, block of C columns.
+//
+// Space s = c + q, time t = Q*p + q. The partial sum moves by d = (0, 0, 1)
+// within a filter row and by d = (0, 1, 1 - Q) from the end of one filter row
+// to the start of the next: a jump of Q - 1 lanes backwards.
+#include "pulse/pulse.h"
+
+using namespace pulse;
+
+namespace {
+
+Spec conv2d_sbm(const Params &params) {
+    const int C = (int)params.get("C", 12);  // output columns per array
+    const int P = (int)params.get("P", 3);   // filter rows
+    const int Q = (int)params.get("Q", 3);   // filter columns
+    const int R = (int)params.get("R", 4);   // output rows
+    const int B = (int)params.get("B", 2);   // column blocks
+    Var c("c"), p("p"), q("q"), r("r"), b("b"), s("s"), t("t");
+    Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
+    std::vector<Var> loops{c, p, q, r, b};
+    Func X(Float(32), loops, Place::Device, "X"), W(Float(32), loops, Place::Device, "W"),
+        Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
+    X(c, p, q, r, b) = x(b * C + c + q, r + p);
+    W(c, p, q, r, b) = select(c == 0, w(q, p), W(c - 1, p, q, r, b));
+    Z(c, p, q, r, b) = select(p == 0 && q == 0, 0.0f,
+                              select(q == 0, Z(c, p - 1, q + Q - 1, r, b), Z(c, p, q - 1, r, b))) +
+                       X(c, p, q, r, b) * W(c, p, q, r, b);
+    Out(c, r, b) = select(p == P - 1 && q == Q - 1, Z(c, p, q, r, b));
+    X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, P, q, 0, Q, r, 0, R, b, 0, B);
+    X.gpu_blocks(b, r);
+    X.space_time_transform({c, p, q}, {s, t}, {1, 0, 1, /**/ 0, Q, 1});
+    return Spec{Out, {x, w}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("conv2d_sbm", "2-D convolution, SBM (s = c + q, t = Q*p + q)", conv2d_sbm);

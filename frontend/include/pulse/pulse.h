@@ -1,0 +1,266 @@
+// Pulse: uniform recurrence equations plus a space-time transform, compiled to
+// software systolic arrays on GPUs.
+//
+// A spec is a C++ program: it declares UREs with Func, merges them into one
+// loop nest, bounds it, and gives a spatial mapping (tile, reorder, GPU mapping,
+// memory placement, space-time transform). Expressions are Halide Exprs.
+// See docs/language.md for every primitive with an example.
+#ifndef PULSE_PULSE_H
+#define PULSE_PULSE_H
+
+#include <Halide.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pulse/Error.h"
+#include "pulse/Types.h"
+
+namespace pulse {
+
+// Expressions, types and variables are Halide's.
+using Halide::Bool;
+using Halide::cast;
+using Halide::Expr;
+using Halide::Float;
+using Halide::Int;
+using Halide::Type;
+using Halide::UInt;
+using Halide::Var;
+using Halide::select;
+using Halide::min;
+using Halide::max;
+using Halide::abs;
+
+namespace ir {
+struct UreProgram;
+}
+
+/// `select(condition, value)`: `value` where `condition` holds, undefined
+/// elsewhere. Reading an undefined value is an error the compiler reports.
+Expr select(Expr condition, Expr value);
+
+/// Flags for space_time_transform.
+enum class SpaceTimeTransform {
+    /// Guard each PE step with "this (PE, time) has a preimage in the domain".
+    CheckTime
+};
+
+class Func;
+class Stage;
+
+namespace internal {
+struct FuncContents;
+struct UreGroup;
+struct StagingRecord;
+}  // namespace internal
+
+/// An external input array, read at affine indices: `x(c + q)`.
+class Input {
+public:
+    Input(Type type, int dimensions, const std::string &name);
+
+    Expr operator()(const std::vector<Expr> &index) const;
+    template<typename... Args>
+    Expr operator()(const Expr &first, const Args &...rest) const {
+        return (*this)(std::vector<Expr>{first, Expr(rest)...});
+    }
+
+    /// The read of this input inside `consumer`, to be staged with compute_at/store_in.
+    Stage in(const Func &consumer) const;
+
+    const std::string &name() const;
+    Type type() const;
+    int dimensions() const;
+
+private:
+    Halide::Internal::Parameter param;
+};
+
+/// `F(args)` on either side of a definition.
+class FuncRef {
+public:
+    FuncRef(std::shared_ptr<internal::FuncContents> func, std::vector<Expr> args);
+    /// Defines the Func: `F(c, q) = value`.
+    void operator=(const Expr &value);
+    void operator=(const FuncRef &other) { *this = Expr(other); }
+    /// A recurrence call `F(c, q - 1)` used as a value.
+    operator Expr() const;
+
+private:
+    std::shared_ptr<internal::FuncContents> func;
+    std::vector<Expr> args;
+};
+
+// Arithmetic on calls (Halide's operators are found only for Exprs).
+#define PULSE_FUNCREF_BINARY_OPERATOR(OP)                                                  \
+    inline Expr operator OP(const FuncRef &a, const FuncRef &b) { return Expr(a) OP Expr(b); } \
+    template<typename T>                                                                   \
+    Expr operator OP(const FuncRef &a, const T &b) {                                       \
+        return Expr(a) OP b;                                                               \
+    }                                                                                      \
+    template<typename T>                                                                   \
+    Expr operator OP(const T &a, const FuncRef &b) {                                       \
+        return a OP Expr(b);                                                               \
+    }
+PULSE_FUNCREF_BINARY_OPERATOR(+)
+PULSE_FUNCREF_BINARY_OPERATOR(-)
+PULSE_FUNCREF_BINARY_OPERATOR(*)
+PULSE_FUNCREF_BINARY_OPERATOR(/)
+PULSE_FUNCREF_BINARY_OPERATOR(%)
+PULSE_FUNCREF_BINARY_OPERATOR(==)
+PULSE_FUNCREF_BINARY_OPERATOR(!=)
+PULSE_FUNCREF_BINARY_OPERATOR(<)
+PULSE_FUNCREF_BINARY_OPERATOR(<=)
+PULSE_FUNCREF_BINARY_OPERATOR(>)
+PULSE_FUNCREF_BINARY_OPERATOR(>=)
+#undef PULSE_FUNCREF_BINARY_OPERATOR
+inline Expr operator-(const FuncRef &a) { return -Expr(a); }
+
+/// A staged copy of an Input or Func for its use in one consumer
+/// (`x.in(X).compute_at(X, c).store_in(MemoryType::Register)`).
+class Stage {
+public:
+    Stage(std::shared_ptr<internal::UreGroup> group, size_t index);
+    Stage &compute_at(const Func &func, const Var &loop);
+    Stage &store_in(MemoryType memory);
+
+private:
+    std::shared_ptr<internal::UreGroup> group;
+    size_t index;
+};
+
+/// A uniform recurrence equation, or an output stored from the loop nest.
+class Func {
+public:
+    /// A Func whose type and arguments come from its definition (an output, e.g. `Out(c) = ...`).
+    explicit Func(Place place, const std::string &name = "");
+    Func();
+    /// A recurrence Func: return type and arguments (innermost first) must be declared.
+    Func(Type type, const std::vector<Var> &args, Place place, const std::string &name = "");
+    Func(Type type, const std::vector<Var> &args, const std::string &name = "");
+
+    FuncRef operator()(const std::vector<Expr> &args) const;
+    template<typename... Args>
+    FuncRef operator()(const Expr &first, const Args &...rest) const {
+        return (*this)(std::vector<Expr>{first, Expr(rest)...});
+    }
+
+    // ---- spatial mapping (paper Table 1) ----
+
+    /// Makes the given UREs, in this order after this one, the body of this Func's loop nest.
+    Func &merge_ures(const std::vector<Func> &others);
+    template<typename... Fs>
+    Func &merge_ures(const Func &first, const Fs &...rest) {
+        return merge_ures(std::vector<Func>{first, rest...});
+    }
+
+    /// `set_bounds(c, 0, C, q, 0, Q)`: loop `c` runs over [0, C), ...: (var, min, extent) triples.
+    Func &set_bounds(const Var &var, int64_t min, int64_t extent);
+    template<typename... Rest>
+    Func &set_bounds(const Var &var, int64_t min, int64_t extent, const Var &var2, const Rest &...rest) {
+        set_bounds(var, min, extent);
+        return set_bounds(var2, rest...);
+    }
+
+    /// Splits loop `var` into `outer` and `inner`: var = outer * factor + inner.
+    Func &tile(const Var &var, const Var &outer, const Var &inner, int64_t factor);
+    /// Orders the loops, innermost first.
+    Func &reorder(const std::vector<Var> &loops);
+    template<typename... Vs>
+    Func &reorder(const Var &first, const Vs &...rest) {
+        return reorder(std::vector<Var>{first, rest...});
+    }
+    /// Thread blocks are scanned by these loops (x, then y, then z).
+    Func &gpu_blocks(const Var &x);
+    Func &gpu_blocks(const Var &x, const Var &y);
+    Func &gpu_blocks(const Var &x, const Var &y, const Var &z);
+    /// Threads of a block are scanned by these loops.
+    Func &gpu_threads(const Var &x);
+    Func &gpu_threads(const Var &x, const Var &y);
+    Func &gpu_threads(const Var &x, const Var &y, const Var &z);
+
+    /// The calls to this Func inside `consumer`, to be staged.
+    Stage in(const Func &consumer) const;
+    /// Computes this Func at loop `loop` of `consumer`'s nest.
+    Func &compute_at(const Func &consumer, const Var &loop);
+    /// Stores this Func's values in the given memory.
+    Func &store_in(MemoryType memory);
+
+    /// Maps `source` loops (innermost first) to `destination` loops (space loops,
+    /// then the time loop) by `matrix`, given row-major with one row per
+    /// destination loop: `space_time_transform({c, q}, {s, t}, {1, 1, 0, 1})`.
+    Func &space_time_transform(const std::vector<Var> &source, const std::vector<Var> &destination,
+                               const std::vector<int> &matrix, const std::vector<Expr> &reverse = {});
+    Func &space_time_transform(const std::vector<Var> &source, const std::vector<Var> &destination,
+                               const std::vector<int> &matrix, SpaceTimeTransform flag);
+    Func &space_time_transform(const std::vector<Var> &source, const std::vector<Var> &destination,
+                               const std::vector<int> &matrix, const std::vector<Expr> &reverse,
+                               SpaceTimeTransform flag);
+
+    // ---- compilation ----
+
+    /// Runs the merged UREs on the CPU in the reference order and returns every
+    /// output Func's buffer, by name.
+    Buffers realize(const Buffers &inputs) const;
+
+    /// The compiler's IR for this Func's loop nest (all checks of the language applied).
+    ir::UreProgram lower() const;
+
+    const std::string &name() const;
+    bool defined() const;
+    std::shared_ptr<internal::FuncContents> contents() const { return func; }
+
+private:
+    std::shared_ptr<internal::FuncContents> func;
+    std::shared_ptr<internal::UreGroup> group() const;
+};
+
+// ---- generators ----
+
+/// Integer parameters of a spec, set on the command line with `--param NAME=VALUE`.
+class Params {
+public:
+    int64_t get(const std::string &name, int64_t default_value) const;
+    void set(const std::string &name, int64_t value) { values[name] = value; }
+    /// Names that were set but never read by the spec (reported as errors).
+    std::vector<std::string> unused() const;
+
+private:
+    std::map<std::string, int64_t> values;
+    mutable std::map<std::string, bool> read;
+};
+
+/// What a spec builder returns: the output Func, the inputs in argument order.
+struct Spec {
+    Func output;
+    std::vector<Input> inputs;
+};
+
+using SpecBuilder = std::function<Spec(const Params &)>;
+
+/// Registers a spec under `name` (usually through PULSE_REGISTER_SPEC).
+bool register_spec(const std::string &name, const std::string &description, SpecBuilder builder);
+/// Builds a registered spec.
+Spec build_spec(const std::string &name, const Params &params = Params());
+/// The names of all registered specs.
+std::vector<std::string> registered_specs();
+
+/// The command line shared by every spec program (run `--help`).
+int generator_main(int argc, char **argv);
+
+/// Random input buffers for a spec, sized from the accesses over its bounded domain.
+Buffers random_inputs(const ir::UreProgram &program, uint32_t seed);
+
+}  // namespace pulse
+
+#define PULSE_CONCAT_IMPL(a, b) a##b
+#define PULSE_CONCAT(a, b) PULSE_CONCAT_IMPL(a, b)
+/// Registers a spec builder: PULSE_REGISTER_SPEC("conv1d_sbm", "1-D convolution, SBM", builder).
+#define PULSE_REGISTER_SPEC(NAME, DESCRIPTION, BUILDER) \
+    static const bool PULSE_CONCAT(pulse_spec_registered_, __LINE__) = ::pulse::register_spec(NAME, DESCRIPTION, BUILDER)
+
+#endif

@@ -1,0 +1,385 @@
+// The embedded language: Func, FuncRef, Input, Stage and the schedule
+// primitives. Each primitive checks its arguments when it is called, so a
+// misuse is reported at the line that made it.
+#include <algorithm>
+#include <set>
+
+#include "FuncContents.h"
+#include "Interpreter.h"
+
+namespace pulse {
+
+using internal::FuncContents;
+using internal::UreGroup;
+
+namespace {
+
+int next_func_id = 0;
+
+std::string join_names(const std::vector<std::string> &names) {
+    std::string s;
+    for (size_t i = 0; i < names.size(); i++) s += (i ? ", " : "") + names[i];
+    return s;
+}
+
+std::vector<std::string> var_names(const std::vector<Var> &vars) {
+    std::vector<std::string> names;
+    for (const Var &v : vars) names.push_back(v.name());
+    return names;
+}
+
+/// The loops of a group as they stand now; a group whose owner has no declared
+/// arguments has none.
+std::vector<std::string> &current_loops(UreGroup &group) {
+    if (group.loop_names.empty() && !group.funcs.empty() && group.funcs[0]->declared) {
+        group.loop_names = group.funcs[0]->args;
+    }
+    return group.loop_names;
+}
+
+void require_loop(UreGroup &group, const std::string &primitive, const std::string &var) {
+    const std::vector<std::string> &loops = current_loops(group);
+    if (std::find(loops.begin(), loops.end(), var) == loops.end()) {
+        compile_error(group.owner(), ".", primitive, ": unknown loop variable '", var, "'; the loops of ",
+                      group.owner(), " are (", join_names(loops), ") (innermost first)");
+    }
+}
+
+void require_distinct(UreGroup &group, const std::string &primitive, const std::vector<std::string> &vars) {
+    std::set<std::string> seen;
+    for (const std::string &v : vars) {
+        if (!seen.insert(v).second) {
+            compile_error(group.owner(), ".", primitive, ": loop variable '", v, "' is repeated");
+        }
+    }
+}
+
+}  // namespace
+
+Expr select(Expr condition, Expr value) {
+    if (!condition.defined() || !value.defined()) compile_error("select(condition, value): both arguments must be defined");
+    return Halide::select(condition, value, ir::undefined_value(value.type()));
+}
+
+// ---------------------------------------------------------------- Input
+
+Input::Input(Type type, int dimensions, const std::string &name) {
+    if (dimensions < 1) compile_error("Input ", name, ": an input needs at least one dimension, not ", dimensions);
+    if (name.empty()) compile_error("Input: an input needs a name");
+    param = Halide::Internal::Parameter(type, /*is_buffer=*/true, dimensions, name);
+}
+
+Expr Input::operator()(const std::vector<Expr> &index) const {
+    if ((int)index.size() != param.dimensions()) {
+        compile_error("input ", name(), " has ", param.dimensions(), " dimension(s) but is read with ", index.size(),
+                      " index(es)");
+    }
+    for (size_t i = 0; i < index.size(); i++) {
+        if (!index[i].type().is_int() && !index[i].type().is_uint()) {
+            compile_error("input ", name(), " is read with a non-integer index ", ir::to_source(index[i]));
+        }
+    }
+    std::vector<Expr> args;
+    for (const Expr &e : index) args.push_back(cast<int>(e));
+    return Halide::Internal::Call::make(param, args);
+}
+
+const std::string &Input::name() const { return param.name(); }
+Type Input::type() const { return param.type(); }
+int Input::dimensions() const { return param.dimensions(); }
+
+// ---------------------------------------------------------------- FuncRef
+
+FuncRef::FuncRef(std::shared_ptr<FuncContents> f, std::vector<Expr> a) : func(std::move(f)), args(std::move(a)) {}
+
+void FuncRef::operator=(const Expr &value) {
+    FuncContents &f = *func;
+    if (f.value.defined()) compile_error("Func ", f.name, " is defined twice; a URE has exactly one definition");
+    if (!value.defined()) compile_error("Func ", f.name, " is defined with an undefined expression");
+    std::vector<std::string> lhs;
+    for (const Expr &a : args) {
+        const Halide::Internal::Variable *v = a.as<Halide::Internal::Variable>();
+        if (!v) {
+            compile_error("definition of ", f.name, ": argument '", ir::to_source(a),
+                          "' on the left-hand side must be a plain loop variable");
+        }
+        lhs.push_back(v->name);
+    }
+    std::set<std::string> distinct(lhs.begin(), lhs.end());
+    if (distinct.size() != lhs.size()) compile_error("definition of ", f.name, "(", join_names(lhs), "): a loop variable is repeated");
+    if (f.declared) {
+        if (lhs.size() != f.args.size()) {
+            compile_error("definition of ", f.name, ": wrong number of arguments: ", lhs.size(), " given, ", f.name,
+                          " is declared with ", f.args.size(), " (", join_names(f.args), ")");
+        }
+        if (lhs != f.args) {
+            compile_error("definition of ", f.name, ": defined as ", f.name, "(", join_names(lhs), ") but declared as ",
+                          f.name, "(", join_names(f.args), ")");
+        }
+        if (value.type() != f.type) {
+            compile_error("definition of ", f.name, ": mismatched types: ", f.name, " is declared ", f.type,
+                          " but its value ", ir::to_source(value), " has type ", value.type(),
+                          "; cast the value, e.g. cast(", f.type, ", ...)");
+        }
+    } else {
+        f.args = lhs;
+        f.type = value.type();
+    }
+    f.value = value;
+}
+
+FuncRef::operator Expr() const {
+    const FuncContents &f = *func;
+    if (!f.declared) {
+        compile_error("call ", f.name, "(...): ", f.name,
+                      " has no declared type and arguments, so it cannot be read by a URE; declare it as "
+                      "Func(type, {args...}, place)");
+    }
+    if (args.size() != f.args.size()) {
+        compile_error("call to ", f.name, ": wrong number of arguments: ", args.size(), " given, ", f.name, " has ",
+                      f.args.size(), " (", join_names(f.args), ")");
+    }
+    for (const Expr &a : args) {
+        if (!a.defined() || !(a.type().is_int() || a.type().is_uint())) {
+            compile_error("call to ", f.name, ": argument '", ir::to_source(a), "' is not an integer expression");
+        }
+    }
+    std::vector<Expr> int_args;
+    for (const Expr &a : args) int_args.push_back(cast<int>(a));
+    return ir::make_recurrence_call(f.type, f.name, int_args);
+}
+
+// ---------------------------------------------------------------- Stage
+
+Stage::Stage(std::shared_ptr<UreGroup> g, size_t i) : group(std::move(g)), index(i) {}
+
+Stage &Stage::compute_at(const Func &func, const Var &loop) {
+    UreGroup &target = *func.contents()->group;
+    require_loop(target, "compute_at", loop.name());
+    ir::Staging &s = group->schedule.stagings[index];
+    s.compute_at_func = func.name();
+    s.compute_at_loop = loop.name();
+    return *this;
+}
+
+Stage &Stage::store_in(MemoryType memory) {
+    group->schedule.stagings[index].memory = memory;
+    return *this;
+}
+
+namespace {
+Stage make_stage(const std::shared_ptr<UreGroup> &group, const std::string &source, const Func &consumer) {
+    group->schedule.stagings.push_back(ir::Staging{source, consumer.name(), {}, {}, {}});
+    return Stage(group, group->schedule.stagings.size() - 1);
+}
+}  // namespace
+
+Stage Input::in(const Func &consumer) const { return make_stage(consumer.contents()->group, name(), consumer); }
+
+// ---------------------------------------------------------------- Func
+
+namespace {
+std::shared_ptr<FuncContents> new_func(const std::string &name, Place place) {
+    auto f = std::make_shared<FuncContents>();
+    f->name = name.empty() ? "f" + std::to_string(next_func_id++) : name;
+    f->place = place;
+    f->group = std::make_shared<UreGroup>();
+    f->group->funcs.push_back(f);
+    return f;
+}
+}  // namespace
+
+Func::Func(Place place, const std::string &name) : func(new_func(name, place)) {}
+Func::Func() : Func(Place::Host) {}
+
+Func::Func(Type type, const std::vector<Var> &args, Place place, const std::string &name) : func(new_func(name, place)) {
+    if (args.empty()) compile_error("Func ", func->name, ": a recurrence Func needs at least one argument");
+    func->declared = true;
+    func->type = type;
+    func->args = var_names(args);
+    std::set<std::string> distinct(func->args.begin(), func->args.end());
+    if (distinct.size() != func->args.size()) {
+        compile_error("Func ", func->name, "(", join_names(func->args), "): an argument is repeated");
+    }
+}
+
+Func::Func(Type type, const std::vector<Var> &args, const std::string &name) : Func(type, args, Place::Host, name) {}
+
+FuncRef Func::operator()(const std::vector<Expr> &args) const { return FuncRef(func, args); }
+
+const std::string &Func::name() const { return func->name; }
+bool Func::defined() const { return func->value.defined(); }
+std::shared_ptr<UreGroup> Func::group() const { return func->group; }
+
+Func &Func::merge_ures(const std::vector<Func> &others) {
+    UreGroup &g = *group();
+    if (!func->declared) {
+        compile_error(name(), ".merge_ures: the Func that owns the loop nest must be a recurrence Func with declared "
+                              "type and arguments");
+    }
+    for (const Func &o : others) {
+        auto &of = o.func;
+        if (of == func) compile_error(name(), ".merge_ures: ", name(), " cannot be merged into itself");
+        if (of->group == func->group) compile_error(name(), ".merge_ures: ", of->name, " is merged twice");
+        if (of->group->funcs.size() > 1) {
+            compile_error(name(), ".merge_ures: ", of->name, " is already merged into the loop nest of ",
+                          of->group->owner());
+        }
+        for (const auto &existing : g.funcs) {
+            if (existing->name == of->name) compile_error(name(), ".merge_ures: two Funcs are named ", of->name);
+        }
+        of->group = func->group;
+        g.funcs.push_back(of);
+    }
+    return *this;
+}
+
+Func &Func::set_bounds(const Var &var, int64_t min, int64_t extent) {
+    UreGroup &g = *group();
+    if (!func->declared) compile_error(name(), ".set_bounds: bounds belong to the loop nest of a recurrence Func");
+    if (std::find(func->args.begin(), func->args.end(), var.name()) == func->args.end()) {
+        compile_error(name(), ".set_bounds: unknown loop variable '", var.name(), "'; the loops of ", name(), " are (",
+                      join_names(func->args), ")");
+    }
+    for (const auto &b : g.bounds) {
+        if (b.first == var.name()) compile_error(name(), ".set_bounds: loop '", var.name(), "' is bounded twice");
+    }
+    if (extent < 1) compile_error(name(), ".set_bounds: loop '", var.name(), "' has extent ", extent, "; it must be at least 1");
+    g.bounds.push_back({var.name(), {min, extent}});
+    return *this;
+}
+
+Func &Func::tile(const Var &var, const Var &outer, const Var &inner, int64_t factor) {
+    UreGroup &g = *group();
+    require_loop(g, "tile", var.name());
+    require_distinct(g, "tile", {outer.name(), inner.name()});
+    std::vector<std::string> &loops = current_loops(g);
+    for (const std::string &v : {outer.name(), inner.name()}) {
+        if (v != var.name() && std::find(loops.begin(), loops.end(), v) != loops.end()) {
+            compile_error(name(), ".tile: loop variable '", v, "' is repeated: it already names a loop of ", name());
+        }
+    }
+    if (factor < 1) compile_error(name(), ".tile(", var.name(), "): the factor must be positive, not ", factor);
+    auto it = std::find(loops.begin(), loops.end(), var.name());
+    it = loops.erase(it);
+    loops.insert(it, {inner.name(), outer.name()});
+    g.schedule.tiles.push_back(ir::Tile{var.name(), outer.name(), inner.name(), factor});
+    return *this;
+}
+
+Func &Func::reorder(const std::vector<Var> &vars) {
+    UreGroup &g = *group();
+    std::vector<std::string> names = var_names(vars);
+    for (const std::string &v : names) require_loop(g, "reorder", v);
+    require_distinct(g, "reorder", names);
+    // The named loops take, in the given order, the positions they occupied (Halide's rule).
+    std::vector<std::string> &loops = current_loops(g);
+    std::vector<size_t> positions;
+    for (size_t i = 0; i < loops.size(); i++) {
+        if (std::find(names.begin(), names.end(), loops[i]) != names.end()) positions.push_back(i);
+    }
+    for (size_t i = 0; i < names.size(); i++) loops[positions[i]] = names[i];
+    g.schedule.reorder = names;
+    return *this;
+}
+
+namespace {
+void set_gpu_loops(UreGroup &g, const std::string &primitive, std::vector<std::string> &slot,
+                   const std::vector<std::string> &names) {
+    for (const std::string &v : names) require_loop(g, primitive, v);
+    require_distinct(g, primitive, names);
+    std::vector<std::string> all = g.schedule.gpu_blocks;
+    all.insert(all.end(), g.schedule.gpu_threads.begin(), g.schedule.gpu_threads.end());
+    for (const std::string &v : names) {
+        if (std::find(all.begin(), all.end(), v) != all.end()) {
+            compile_error(g.owner(), ".", primitive, ": loop variable '", v, "' is repeated: it is already mapped to the GPU");
+        }
+    }
+    slot = names;
+}
+}  // namespace
+
+Func &Func::gpu_blocks(const Var &x) { set_gpu_loops(*group(), "gpu_blocks", group()->schedule.gpu_blocks, {x.name()}); return *this; }
+Func &Func::gpu_blocks(const Var &x, const Var &y) { set_gpu_loops(*group(), "gpu_blocks", group()->schedule.gpu_blocks, {x.name(), y.name()}); return *this; }
+Func &Func::gpu_blocks(const Var &x, const Var &y, const Var &z) { set_gpu_loops(*group(), "gpu_blocks", group()->schedule.gpu_blocks, {x.name(), y.name(), z.name()}); return *this; }
+Func &Func::gpu_threads(const Var &x) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name()}); return *this; }
+Func &Func::gpu_threads(const Var &x, const Var &y) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name(), y.name()}); return *this; }
+Func &Func::gpu_threads(const Var &x, const Var &y, const Var &z) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name(), y.name(), z.name()}); return *this; }
+
+Stage Func::in(const Func &consumer) const { return make_stage(consumer.contents()->group, name(), consumer); }
+
+Func &Func::compute_at(const Func &consumer, const Var &loop) {
+    Stage s = make_stage(consumer.contents()->group, name(), consumer);
+    s.compute_at(consumer, loop);
+    return *this;
+}
+
+Func &Func::store_in(MemoryType memory) {
+    UreGroup &g = *group();
+    for (auto it = g.schedule.stagings.rbegin(); it != g.schedule.stagings.rend(); ++it) {
+        if (it->source == name() && !it->memory) {
+            it->memory = memory;
+            return *this;
+        }
+    }
+    g.schedule.stagings.push_back(ir::Staging{name(), name(), {}, {}, memory});
+    return *this;
+}
+
+Func &Func::space_time_transform(const std::vector<Var> &source, const std::vector<Var> &destination,
+                                  const std::vector<int> &matrix, const std::vector<Expr> &reverse) {
+    UreGroup &g = *group();
+    const std::string what = name() + ".space_time_transform";
+    if (g.schedule.transform) compile_error(what, ": ", g.owner(), " already has a space-time transform");
+    std::vector<std::string> src = var_names(source), dst = var_names(destination);
+    if (src.empty()) compile_error(what, ": no source loops given");
+    for (const std::string &v : src) require_loop(g, "space_time_transform", v);
+    require_distinct(g, "space_time_transform", src);
+    require_distinct(g, "space_time_transform", dst);
+    for (const std::string &v : dst) {
+        const std::vector<std::string> &loops = current_loops(g);
+        if (std::find(loops.begin(), loops.end(), v) != loops.end()) {
+            compile_error(what, ": destination loop '", v, "' is repeated: it already names a loop of ", g.owner());
+        }
+    }
+    if (dst.size() != 2) {
+        compile_error(what, ": Pulse builds linear arrays: give one space loop and one time loop as destination "
+                            "loops, not ",
+                      dst.size());
+    }
+    if (matrix.size() != src.size() * dst.size()) {
+        compile_error(what, ": the transform matrix has the wrong shape: ", matrix.size(), " entries given, but ",
+                      dst.size(), " destination loops x ", src.size(), " source loops need ", dst.size() * src.size(),
+                      " (one row per destination loop, space rows first, time row last)");
+    }
+    if (!reverse.empty() && reverse.size() != src.size()) {
+        compile_error(what, ": the reverse transform has ", reverse.size(), " expressions; it needs one per source loop (",
+                      src.size(), ")");
+    }
+    ir::SpaceTimeTransform t;
+    t.source_loops = src;
+    t.destination_loops = dst;
+    for (size_t r = 0; r < dst.size(); r++) {
+        t.matrix.emplace_back(matrix.begin() + r * src.size(), matrix.begin() + (r + 1) * src.size());
+    }
+    t.reverse = reverse;
+    g.schedule.transform = t;
+    return *this;
+}
+
+Func &Func::space_time_transform(const std::vector<Var> &source, const std::vector<Var> &destination,
+                                  const std::vector<int> &matrix, SpaceTimeTransform flag) {
+    return space_time_transform(source, destination, matrix, std::vector<Expr>{}, flag);
+}
+
+Func &Func::space_time_transform(const std::vector<Var> &source, const std::vector<Var> &destination,
+                                  const std::vector<int> &matrix, const std::vector<Expr> &reverse,
+                                  SpaceTimeTransform flag) {
+    space_time_transform(source, destination, matrix, reverse);
+    group()->schedule.transform->check_time = (flag == SpaceTimeTransform::CheckTime);
+    return *this;
+}
+
+Buffers Func::realize(const Buffers &inputs) const { return ir::realize(lower(), inputs); }
+
+}  // namespace pulse

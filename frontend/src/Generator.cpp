@@ -1,0 +1,198 @@
+// The generator driver: every spec program shares this command line.
+#include <chrono>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+
+#include "Driver.h"
+#include "FuncContents.h"
+#include "InputRegions.h"
+#include "Interpreter.h"
+
+namespace pulse {
+
+namespace {
+
+struct SpecEntry {
+    std::string description;
+    SpecBuilder builder;
+};
+
+std::map<std::string, SpecEntry> &spec_registry() {
+    static std::map<std::string, SpecEntry> registry;
+    return registry;
+}
+
+const char *usage_text =
+    "usage: %s [-g SPEC] [--param NAME=VALUE]... ACTION...\n"
+    "\n"
+    "Runs a Pulse spec: uniform recurrence equations plus a space-time transform.\n"
+    "\n"
+    "options:\n"
+    "  -g SPEC             the spec to build, by name or unique suffix (`-g sbm` for conv1d_sbm);\n"
+    "                      needed when the program registers several (see --list)\n"
+    "  --param NAME=VALUE  set an integer parameter of the spec (sizes, e.g. --param C=37)\n"
+    "  --seed N            seed of the random inputs (default 1)\n"
+    "  --list              list the specs this program registers\n"
+    "  -h, --help          print this help\n"
+    "\n"
+    "actions:\n"
+    "  --realize           run the reference interpreter on random inputs; print each output's\n"
+    "                      extents and checksum, and the evaluation rate\n"
+    "  --print-ir          print the URE program (loops, UREs, dependences, schedule)\n";
+
+}  // namespace
+
+int64_t Params::get(const std::string &name, int64_t default_value) const {
+    read[name] = true;
+    auto it = values.find(name);
+    return it == values.end() ? default_value : it->second;
+}
+
+std::vector<std::string> Params::unused() const {
+    std::vector<std::string> names;
+    for (const auto &v : values) {
+        if (!read.count(v.first)) names.push_back(v.first);
+    }
+    return names;
+}
+
+bool register_spec(const std::string &name, const std::string &description, SpecBuilder builder) {
+    if (spec_registry().count(name)) throw CompileError("two specs are registered as " + name);
+    spec_registry()[name] = SpecEntry{description, std::move(builder)};
+    return true;
+}
+
+std::vector<std::string> registered_specs() {
+    std::vector<std::string> names;
+    for (const auto &e : spec_registry()) names.push_back(e.first);
+    return names;
+}
+
+Spec build_spec(const std::string &name, const Params &params) {
+    auto it = spec_registry().find(name);
+    if (it == spec_registry().end()) {  // a unique suffix: `-g sbm` for conv1d_sbm
+        int matches = 0;
+        for (auto e = spec_registry().begin(); e != spec_registry().end(); ++e) {
+            const std::string &n = e->first;
+            if (n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
+                n[n.size() - name.size() - 1] == '_') {
+                it = e;
+                matches++;
+            }
+        }
+        if (matches != 1) it = spec_registry().end();
+    }
+    if (it == spec_registry().end()) {
+        std::string known;
+        for (const auto &e : spec_registry()) known += " " + e.first;
+        compile_error("no spec named '", name, "'; this program has:", known);
+    }
+    return it->second.builder(params);
+}
+
+Buffers random_inputs(const ir::UreProgram &program, uint32_t seed) { return random_input_buffers(program, seed); }
+
+double checksum(const Halide::Buffer<> &b) {
+    double sum = 0;
+    b.for_each_element([&](const int *pos) {
+        std::vector<int> c(pos, pos + b.dimensions());
+        sum += load_element(b, c);
+    });
+    return sum;
+}
+
+namespace {
+
+int run_realize(const std::string &spec_name, const Spec &spec, uint32_t seed) {
+    ir::UreProgram program = spec.output.lower();
+    Buffers inputs = random_inputs(program, seed);
+    auto start = std::chrono::steady_clock::now();
+    Buffers outputs = ir::realize(program, inputs);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << spec_name << ": reference realize on random inputs (seed " << seed << ")\n";
+    for (const auto &o : outputs) {
+        std::cout << "  " << o.first << ": extents [";
+        for (int d = 0; d < o.second.dimensions(); d++) std::cout << (d ? ", " : "") << o.second.dim(d).extent();
+        std::cout << "]  checksum " << std::setprecision(10) << checksum(o.second) << "\n";
+    }
+    int64_t evaluations = program.domain_size() * (int64_t)program.ures.size();
+    std::cout << "  " << program.domain_size() << " points x " << program.ures.size() << " UREs in " << std::fixed
+              << std::setprecision(4) << seconds << " s (" << std::setprecision(2) << evaluations / seconds / 1e6
+              << " M URE evaluations/s)\n";
+    return 0;
+}
+
+}  // namespace
+
+int generator_main(int argc, char **argv) {
+    const char *program_name = argc > 0 ? argv[0] : "spec";
+    std::string spec_name;
+    Params params;
+    uint32_t seed = 1;
+    DriverActions actions;
+    try {
+        for (int i = 1; i < argc; i++) {
+            std::string a = argv[i];
+            auto value = [&](const char *flag) -> std::string {
+                if (i + 1 >= argc) compile_error(flag, " needs a value; see --help");
+                return argv[++i];
+            };
+            if (a == "-h" || a == "--help") {
+                std::printf(usage_text, program_name);
+                std::printf("%s", driver_usage_text());
+                return 0;
+            } else if (a == "--list") {
+                for (const auto &e : spec_registry()) std::cout << e.first << "  " << e.second.description << "\n";
+                return 0;
+            } else if (a == "-g") {
+                spec_name = value("-g");
+            } else if (a == "--param") {
+                std::string kv = value("--param");
+                size_t eq = kv.find('=');
+                if (eq == std::string::npos || eq == 0) compile_error("--param expects NAME=VALUE, not '", kv, "'");
+                try {
+                    size_t used = 0;
+                    int64_t v = std::stoll(kv.substr(eq + 1), &used);
+                    if (used != kv.size() - eq - 1) throw std::invalid_argument(kv);
+                    params.set(kv.substr(0, eq), v);
+                } catch (const std::logic_error &) {
+                    compile_error("--param ", kv, ": the value must be an integer");
+                }
+            } else if (a == "--seed") {
+                seed = (uint32_t)std::stoul(value("--seed"));
+            } else if (a == "--realize") {
+                actions.realize = true;
+            } else if (a == "--print-ir") {
+                actions.print_ir = true;
+            } else if (!parse_driver_flag(a, i, argc, argv, actions)) {
+                compile_error("unknown flag '", a, "'; see ", program_name, " --help");
+            }
+        }
+        if (spec_name.empty()) {
+            if (spec_registry().size() != 1) {
+                std::string known;
+                for (const auto &e : spec_registry()) known += " " + e.first;
+                compile_error("choose a spec with -g SPEC; this program has:", known);
+            }
+            spec_name = spec_registry().begin()->first;
+        }
+        Spec spec = build_spec(spec_name, params);
+        for (const std::string &u : params.unused()) compile_error("--param ", u, ": spec ", spec_name, " has no parameter ", u);
+        if (!actions.any()) compile_error("nothing to do: give an action such as --realize; see --help");
+        if (actions.print_ir) ir::print(std::cout, spec.output.lower());
+        if (actions.realize) run_realize(spec_name, spec, seed);
+        return run_driver_actions(spec_name, spec, actions, seed);
+    } catch (const CompileError &e) {
+        std::cerr << program_name << ": error: " << e.what() << "\n";
+        return 1;
+    } catch (const EvaluationError &e) {
+        std::cerr << program_name << ": evaluation error: " << e.what() << "\n";
+        return 1;
+    } catch (const Halide::CompileError &e) {
+        std::cerr << program_name << ": error (from Halide): " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace pulse
