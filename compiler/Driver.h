@@ -14,7 +14,14 @@ namespace pulse {
 struct DriverActions {
     bool realize = false;
     bool print_ir = false;
-    bool any() const { return realize || print_ir; }
+    bool check = false;
+    bool report = false;
+    bool report_json = false;
+    bool print_systolic = false;
+    bool simulate = false;
+    std::vector<std::string> emit;   ///< backends to emit: cuda, cm, cm-emu
+    std::string output_dir = ".";
+    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || !emit.empty(); }
 };
 
 /// Help text for the flags parse_driver_flag accepts.

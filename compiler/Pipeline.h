@@ -3,6 +3,7 @@
 #ifndef PULSE_PIPELINE_H
 #define PULSE_PIPELINE_H
 
+#include "SystolicProgram.h"
 #include "UreProgram.h"
 
 namespace pulse {
@@ -12,6 +13,12 @@ namespace pulse {
 ///   2. compute_reference_order (ReferenceOrder.h)   loop directions of the reference order
 ///   3. check_schedule        (CheckSchedule.h)      tile factors, stagings
 void run_front_passes(ir::UreProgram &program);
+
+/// The passes from a lowered URE program to the systolic IR:
+///   4. validate_transform    (Validate.h)         data and processor availability, with isl
+///   5. lower_to_systolic     (LowerToSystolic.h)  reverse map (ReverseTransform.h), taps, guards
+/// Throws CompileError if the program has no space-time transform or it is invalid.
+sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program);
 
 }  // namespace pulse
 

@@ -179,7 +179,9 @@ int generator_main(int argc, char **argv) {
         }
         Spec spec = build_spec(spec_name, params);
         for (const std::string &u : params.unused()) compile_error("--param ", u, ": spec ", spec_name, " has no parameter ", u);
-        if (!actions.any()) compile_error("nothing to do: give an action such as --realize; see --help");
+        if (!actions.any() && !(actions.realize || actions.print_ir)) {
+            compile_error("nothing to do: give an action such as --realize; see --help");
+        }
         if (actions.print_ir) ir::print(std::cout, spec.output.lower());
         if (actions.realize) run_realize(spec_name, spec, seed);
         return run_driver_actions(spec_name, spec, actions, seed);
