@@ -1,0 +1,35 @@
+// Emits the reference order of a URE program as plain C++: the oracle that
+// generated kernels are checked against where Halide and isl are not available
+// (a GPU machine), and in CI against the interpreter itself.
+#ifndef PULSE_CODEGEN_REFERENCE_H
+#define PULSE_CODEGEN_REFERENCE_H
+
+#include <string>
+#include <vector>
+
+#include "UreProgram.h"
+
+namespace pulse {
+
+/// C++ source defining
+///   void NAME_reference(const T *in_0, ..., T *out_0, ..., int64_t instances);
+///   // region of input `input` (input_order index) in dimension `dim`:
+///   void NAME_input_region(int input, int dim, int64_t instances, int64_t *min, int64_t *extent);
+///   // extent of output `output` (merge order) in dimension `dim`:
+///   int64_t NAME_output_extent(int output, int dim, int64_t instances);
+///   int64_t NAME_default_instances();   // the extent the spec gave
+/// Inputs are dense arrays (first dimension innermost) covering the regions of
+/// infer_input_regions, element (i0, i1, ..) at ((i1 - min1) * extent0 + (i0 - min0));
+/// outputs likewise over their arguments' loop bounds. Inputs come in
+/// `input_order`, outputs in merge order. `instances` replaces the extent of
+/// the outermost loop that the transform does not map (the array instances),
+/// so the same code checks a small or a GPU-filling batch; the input regions
+/// grow with it. The emitted code runs one instance at a time (no dependence
+/// crosses instances, which the validator proves), so its storage is one
+/// instance's domain.
+std::string emit_reference_cpp(const ir::UreProgram &program, const std::string &name,
+                               const std::vector<std::string> &input_order);
+
+}  // namespace pulse
+
+#endif
