@@ -30,6 +30,19 @@ namespace pulse {
 std::string emit_reference_cpp(const ir::UreProgram &program, const std::string &name,
                                const std::vector<std::string> &input_order);
 
+/// The loop whose extent becomes the run-time `instances`: the outermost loop
+/// that the transform does not map (the outermost loop if there is no
+/// transform); -1 if the transform maps every loop (then instances must be 1).
+int instances_loop(const ir::UreProgram &program);
+
+/// Just the layout functions (NAME_input_region, NAME_output_extent,
+/// NAME_default_instances), guarded so that several generated files defining
+/// them can be included together. `qualifier` prefixes each function (e.g.
+/// "static inline" or "__host__ __device__ inline"). Kernels index inputs and
+/// outputs with the same layout.
+std::string emit_layout_functions(const ir::UreProgram &program, const std::string &name,
+                                  const std::vector<std::string> &input_order, const std::string &qualifier);
+
 }  // namespace pulse
 
 #endif

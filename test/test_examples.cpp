@@ -1,0 +1,115 @@
+// Each example's reference realize equals a direct loop implementation on
+// random inputs, at several sizes (odd ones included).
+#include "TestUtil.h"
+
+using namespace pulse;
+using pulse::test::at;
+using pulse::test::close;
+using pulse::test::params;
+
+namespace {
+
+struct Realized {
+    Buffers inputs, outputs;
+};
+
+Realized realize_spec(const std::string &name, const Params &p, uint32_t seed) {
+    ir::UreProgram program = build_spec(name, p).output.lower();
+    Realized r;
+    r.inputs = random_inputs(program, seed);
+    r.outputs = ir::realize(program, r.inputs);
+    return r;
+}
+
+/// Z(n) = sum_q x(stride*n + q) w(q), n = b*C + c.
+void check_conv1d(const std::string &design, int C, int Q, int B, int stride) {
+    Realized r = realize_spec("conv1d_" + design, params({{"C", C}, {"Q", Q}, {"B", B}}), (uint32_t)(C * 31 + Q));
+    const Halide::Buffer<> &x = r.inputs.at("x"), &w = r.inputs.at("w"), &out = r.outputs.at("Out");
+    REQUIRE(out.dim(0).extent() == C);
+    REQUIRE(out.dim(1).extent() == B);
+    for (int b = 0; b < B; b++) {
+        for (int c = 0; c < C; c++) {
+            float sum = 0;
+            for (int q = 0; q < Q; q++) sum += (float)at(x, {stride * (b * C + c) + q}) * (float)at(w, {q});
+            INFO(design << " C=" << C << " Q=" << Q << " at c=" << c << " b=" << b);
+            REQUIRE(close(at(out, {c, b}), sum));
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("conv1d: all seven designs equal the direct loop", "[examples]") {
+    for (const char *design : {"sbm", "bsm", "fsm", "bfs", "ffs", "fbs", "fbs_stride2"}) {
+        int stride = std::string(design) == "fbs_stride2" ? 2 : 1;
+        for (auto [C, Q, B] : std::vector<std::tuple<int, int, int>>{{16, 5, 4}, {7, 3, 3}, {13, 17, 2}, {1, 1, 1}, {31, 4, 5}}) {
+            check_conv1d(design, C, Q, B, stride);
+        }
+    }
+}
+
+TEST_CASE("conv2d SBM equals the direct loop", "[examples]") {
+    for (auto [C, P, Q, R, B] :
+         std::vector<std::tuple<int, int, int, int, int>>{{12, 3, 3, 4, 2}, {7, 2, 5, 3, 3}, {5, 4, 1, 2, 1}, {9, 1, 3, 5, 2}}) {
+        Realized r = realize_spec("conv2d_sbm", params({{"C", C}, {"P", P}, {"Q", Q}, {"R", R}, {"B", B}}), 7);
+        const Halide::Buffer<> &x = r.inputs.at("x"), &w = r.inputs.at("w"), &out = r.outputs.at("Out");
+        for (int b = 0; b < B; b++)
+            for (int row = 0; row < R; row++)
+                for (int c = 0; c < C; c++) {
+                    float sum = 0;
+                    // The URE order: filter rows outer, columns inner.
+                    for (int p = 0; p < P; p++)
+                        for (int q = 0; q < Q; q++) sum += (float)at(x, {b * C + c + q, row + p}) * (float)at(w, {q, p});
+                    INFO("C=" << C << " P=" << P << " Q=" << Q << " at c=" << c << " r=" << row << " b=" << b);
+                    REQUIRE(close(at(out, {c, row, b}), sum));
+                }
+    }
+}
+
+TEST_CASE("matmul equals the direct loop", "[examples]") {
+    for (auto [I, J, K, N] : std::vector<std::tuple<int, int, int, int>>{{8, 6, 5, 2}, {3, 7, 9, 1}, {13, 2, 1, 3}}) {
+        Realized r = realize_spec("matmul", params({{"I", I}, {"J", J}, {"K", K}, {"N", N}}), 11);
+        const Halide::Buffer<> &a = r.inputs.at("a"), &bm = r.inputs.at("bm"), &out = r.outputs.at("Out");
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < I; i++)
+                for (int j = 0; j < J; j++) {
+                    float sum = 0;
+                    for (int k = 0; k < K; k++) sum += (float)at(a, {k, i, n}) * (float)at(bm, {j, k, n});
+                    REQUIRE(close(at(out, {j, i, n}), sum));
+                }
+    }
+}
+
+TEST_CASE("matvec equals the direct loop", "[examples]") {
+    for (auto [I, J, N] : std::vector<std::tuple<int, int, int>>{{16, 9, 3}, {5, 1, 2}, {11, 23, 1}}) {
+        Realized r = realize_spec("matvec", params({{"I", I}, {"J", J}, {"N", N}}), 5);
+        const Halide::Buffer<> &a = r.inputs.at("a"), &v = r.inputs.at("v"), &out = r.outputs.at("Out");
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < I; i++) {
+                float sum = 0;
+                for (int j = 0; j < J; j++) sum += (float)at(a, {j, n * I + i}) * (float)at(v, {j});
+                REQUIRE(close(at(out, {i, n}), sum));
+            }
+    }
+}
+
+TEST_CASE("FIR with stride 2 equals the direct loop", "[examples]") {
+    for (auto [C, K, B] : std::vector<std::tuple<int, int, int>>{{16, 7, 3}, {5, 2, 4}, {9, 11, 1}}) {
+        Realized r = realize_spec("fir_stride2", params({{"C", C}, {"K", K}, {"B", B}}), 3);
+        const Halide::Buffer<> &x = r.inputs.at("x"), &h = r.inputs.at("h"), &out = r.outputs.at("Out");
+        for (int b = 0; b < B; b++)
+            for (int c = 0; c < C; c++) {
+                float sum = 0;
+                for (int k = 0; k < K; k++) sum += (float)at(x, {2 * (b * C + c) + k}) * (float)at(h, {k});
+                REQUIRE(close(at(out, {c, b}), sum));
+            }
+    }
+}
+
+TEST_CASE("input regions are inferred from the accesses over the domain", "[examples]") {
+    ir::UreProgram p = build_spec("conv1d_sbm", params({{"C", 10}, {"Q", 4}, {"B", 3}})).output.lower();
+    auto regions = infer_input_regions(p);
+    REQUIRE(regions.at("x")[0].min == 0);
+    REQUIRE(regions.at("x")[0].max == 3 * 10 - 1 + 3);  // last output n = 29 reads up to 29 + Q - 1
+    REQUIRE(regions.at("w")[0].extent() == 4);
+}
