@@ -41,27 +41,35 @@ bool directions_for(const ir::UreProgram &p, const std::vector<int> &nesting, st
 }  // namespace
 
 void compute_reference_order(ir::UreProgram &p) {
-    std::vector<int> nesting(p.loops.size());
-    std::iota(nesting.rbegin(), nesting.rend(), 0);  // declared order: outermost is the last loop
-    std::vector<int> declared = nesting;
-    Conflict first_conflict;
+    std::vector<int> declared(p.loops.size());
+    std::iota(declared.rbegin(), declared.rend(), 0);  // outermost is the last loop
     std::vector<int> direction;
-    std::vector<int> candidate = nesting;
-    std::sort(candidate.begin(), candidate.end());
-    bool found = directions_for(p, declared, direction, first_conflict);
-    if (found) {
+    Conflict first_conflict;
+    if (directions_for(p, declared, direction, first_conflict)) {
         p.reference_nesting = declared;
         p.reference_direction = direction;
         return;
     }
+    // Other nestings, closest to the declared one first (fewest swapped pairs).
+    std::vector<int> candidate(declared.begin(), declared.end());
+    std::sort(candidate.begin(), candidate.end());
+    std::vector<std::pair<int, std::vector<int>>> ranked;
     do {
+        int inversions = 0;
+        for (size_t a = 0; a < candidate.size(); a++) {
+            for (size_t b = a + 1; b < candidate.size(); b++) inversions += candidate[a] < candidate[b];
+        }
+        ranked.push_back({inversions, candidate});
+    } while (std::next_permutation(candidate.begin(), candidate.end()));
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+    for (const auto &r : ranked) {
         Conflict ignored;
-        if (directions_for(p, candidate, direction, ignored)) {
-            p.reference_nesting = candidate;
+        if (directions_for(p, r.second, direction, ignored)) {
+            p.reference_nesting = r.second;
             p.reference_direction = direction;
             return;
         }
-    } while (std::next_permutation(candidate.begin(), candidate.end()));
+    }
     compile_error("no sequential order computes the UREs of ", p.name, ": loop '", p.loops[first_conflict.loop].var,
                   "' must run upwards for ", first_conflict.up->consumer, " <- ", first_conflict.up->call_text,
                   " and downwards for ", first_conflict.down->consumer, " <- ", first_conflict.down->call_text,

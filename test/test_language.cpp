@@ -60,8 +60,6 @@ TEST_CASE("unknown and repeated loop variables are rejected", "[language][errors
     REQUIRE_THROWS_WITH(k.X.gpu_threads(k.q), Contains("'q' is repeated: it is already mapped to the GPU"));
     REQUIRE_THROWS_WITH(k.X.space_time_transform({k.c, k.q}, {k.c, k.t}, {1, 1, 0, 1}),
                         Contains("destination loop 'c' is repeated"));
-    Func Y(Float(32), {k.c, k.c}, "Y");  // never reached
-    (void)Y;
 }
 
 TEST_CASE("Func with a repeated argument is rejected", "[language][errors]") {
