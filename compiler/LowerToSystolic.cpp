@@ -155,6 +155,7 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
     ReverseMap reverse = compute_reverse_map(program);
     p.reverse = reverse.source_of;
     p.has_preimage = reverse.has_preimage;
+    p.reverse_how = reverse.how;
     std::map<std::string, Expr> substitution;
     for (size_t c = 0; c < t.source_loops.size(); c++) substitution[t.source_loops[c]] = reverse.source_of[c];
     auto rewrite = [&](const Expr &e) { return simplify(substitute(substitution, e)); };

@@ -87,6 +87,10 @@ struct SystolicProgram {
     std::vector<Halide::Expr> reverse;
     /// True iff (p, t) is the image of a point of the domain.
     Halide::Expr has_preimage;
+    /// How `reverse` was obtained (ReverseMap::how): "unimodular inverse",
+    /// "isl quasi-affine inverse" or "user reverse transform (verified)".
+    /// Added after the first version of this header; printed by the report.
+    std::string reverse_how;
     bool check_time = false;
     std::vector<Variable> variables;         ///< merge order, recurrence UREs only
     std::vector<Statement> statements;       ///< merge order, all UREs
