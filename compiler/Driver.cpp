@@ -1,8 +1,12 @@
 #include "Driver.h"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "CodeGenCuda.h"
+#include "CodeGenReference.h"
 #include "InputRegions.h"
 #include "Interpreter.h"
 #include "Pipeline.h"
@@ -11,6 +15,30 @@
 #include "Validate.h"
 
 namespace pulse {
+
+namespace {
+
+/// Writes `text` to DIRECTORY/FILE, creating the directory.
+void write_text_file(const std::string &directory, const std::string &file, const std::string &text) {
+    std::filesystem::create_directories(directory);
+    std::string path = (std::filesystem::path(directory) / file).string();
+    std::ofstream out(path);
+    out << text;
+    if (!out) compile_error("cannot write ", path);
+}
+
+/// The registered name of the spec `-g` chose: the generated files and
+/// functions carry the full name (conv1d_sbm) even if a suffix (sbm) chose it.
+std::string full_spec_name(const std::string &given) {
+    std::string found = given;
+    for (const std::string &n : registered_specs()) {
+        if (n == given) return n;
+        if (n.size() > given.size() && n.compare(n.size() - given.size(), given.size(), given) == 0 && n[n.size() - given.size() - 1] == '_') found = n;
+    }
+    return found;
+}
+
+}  // namespace
 
 const char *driver_usage_text() {
     return "  --check             validate the space-time transform (data and processor availability)\n"
@@ -74,6 +102,19 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     }
     // Backends: --emit cuda / cm / cm-emu.
     for (const std::string &backend : a.emit) {
+        if (backend == "cuda") {
+            // The kernel, its host header, the reference order as C++ and a
+            // harness that checks one against the other on a GPU.
+            std::string name = full_spec_name(spec_name);
+            std::vector<std::string> input_order;
+            for (const Input &in : spec.inputs) input_order.push_back(in.name());
+            emit_cuda(systolic, name, input_order, a.output_dir);
+            emit_cuda_check(systolic, name, input_order, a.output_dir);
+            write_text_file(a.output_dir, name + "_reference.h", emit_reference_cpp(program, name, input_order));
+            std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
+                      << "_check.cu in " << a.output_dir << "\n";
+            continue;
+        }
         compile_error("--emit ", backend, ": this backend is not built into this version of Pulse");
     }
     return status;
