@@ -654,11 +654,8 @@ std::string CudaGenerator::kernel() {
                 s << "    const int " << l.var << " = (int)(" << l.min << " + rest_);\n";
             }
         }
+        // Not every kernel reads every instance variable; silence nvcc's warning.
         for (const ir::Loop &l : program.instance_loops) s << "    (void)" << l.var << ";\n";
-        if (false) {
-            {
-            }
-        }
     }
     s << "    const int " << program.space_var << " = " << program.pe_min << " + lane_;  // this lane's PE\n";
     s << kernel_body();
