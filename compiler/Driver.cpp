@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "CodeGenCM.h"
 #include "CodeGenCuda.h"
 #include "CodeGenReference.h"
 #include "InputRegions.h"
@@ -113,6 +114,33 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             write_text_file(a.output_dir, name + "_reference.h", emit_reference_cpp(program, name, input_order));
             std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
                       << "_check.cu in " << a.output_dir << "\n";
+            continue;
+        }
+        if (backend == "cm" || backend == "cm-emu") {
+            // The kernel, Level Zero host code and the reference; cm-emu also
+            // builds the kernel against the CPU emulation of CM and runs it.
+            std::string name = full_spec_name(spec_name);
+            std::vector<std::string> input_order;
+            for (const Input &in : spec.inputs) input_order.push_back(in.name());
+            if (backend == "cm") {
+                emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9());
+                std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "
+                          << a.output_dir << "\n";
+                continue;
+            }
+            emit_cm_emulation(systolic, name, input_order, a.output_dir, CmTarget::gen9());
+            std::string source = (std::filesystem::path(a.output_dir) / (name + "_emu.cpp")).string();
+            std::string binary = (std::filesystem::path(a.output_dir) / (name + "_emu")).string();
+            std::string log;
+            if (run_command(cm_emulation_compile_command(source, binary), &log) != 0) {
+                std::cout << name << ": cm-emu: FAIL: " << source << " does not compile:\n" << log;
+                status = 1;
+                continue;
+            }
+            // Instances 0: the extent the spec gave.
+            int rc = run_command("'" + binary + "' 0 " + std::to_string(seed) + " 2>&1", &log);
+            std::cout << name << ": cm-emu (" << systolic.pe_count << " PEs x " << systolic.steps() << " steps): " << log;
+            if (rc != 0) status = 1;
             continue;
         }
         compile_error("--emit ", backend, ": this backend is not built into this version of Pulse");
