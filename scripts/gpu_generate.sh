@@ -26,4 +26,11 @@ done
 sort -u "$out/.list" -o "$out/examples.txt"
 rm -f "$out/.list"
 cp "$root/runtime/pulse_cuda.h" "$out/"
+# The 1-D convolution benchmark's kernels (scripts/gpu_bench.sh): SBM and FBS
+# with filters of 5 and 17 taps, each as wide as a warp allows (SBM has
+# C + Q - 1 PEs, FBS has C).
+for q in 5 17; do
+  "$build/examples/conv1d" -g conv1d_sbm --param Q=$q --param C=$((33 - q)) --emit cuda -o "$out/bench/sbm_q$q" >/dev/null
+  "$build/examples/conv1d" -g conv1d_fbs --param Q=$q --param C=32 --emit cuda -o "$out/bench/fbs_q$q" >/dev/null
+done
 echo "wrote $(wc -l <"$out/examples.txt") examples to $out"
