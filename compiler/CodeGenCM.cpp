@@ -486,8 +486,27 @@ std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &nam
             for (const sys::Tap &t : var.taps) {
                 if (t.dt == 0 && t.dp != 0) chain.push_back(t);
             }
-            std::string value = printer.print_vector(st.value);
+            // A chain that copies one lane-uniform value (select(c, A, tap)
+            // with A the same on every lane) is a broadcast: every lane an
+            // active lane can reach holds A, which the load already replicated.
+            const Select *sel = st.value.as<Select>();
+            sys::Tap copied;
+            bool uniform_broadcast = chain.size() == 1 && sel && sys::is_tap(sel->false_value, &copied) && copied == chain[0] &&
+                                     (!is_varying(sel->true_value, p.space_var) ||
+                                      (sel->true_value.as<Call>() && sel->true_value.as<Call>()->call_type == Call::Image &&
+                                       std::none_of(sel->true_value.as<Call>()->args.begin(), sel->true_value.as<Call>()->args.end(),
+                                                    [&](const Expr &a) { return is_varying(a, p.space_var); })));
             std::string T = cm_type(st.type);
+            if (uniform_broadcast) {
+                std::string value = printer.print_vector(sel->true_value);
+                s << "// " << st.ure << " = " << ir::to_source(st.value) << "\n";
+                s << "// a broadcast: the chain copies one value to every lane\n";
+                s << "vector<" << T << ", " << N << "> " << st.ure << " = " << value << ";\n";
+                for (const std::string &pre : printer.pre) body << pre;
+                body << s.str();
+                continue;
+            }
+            std::string value = printer.print_vector(st.value);
             s << "// " << st.ure << " = " << ir::to_source(st.value) << "\n";
             if (chain.empty()) {
                 s << "vector<" << T << ", " << N << "> " << st.ure << " = " << value << ";\n";

@@ -1,3 +1,199 @@
-// The CM backend end to end: generated kernels run on the CPU emulation of CM
-// and are compared with the emitted reference.
+// The CM backend end to end: every example's kernel is generated, compiled
+// with the host C++ compiler against the CPU emulation of CM, run thread by
+// thread and compared with the emitted reference on random inputs.
 #include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "CodeGenCM.h"
+#include "Pipeline.h"
+#include "pulse/pulse.h"
+
+using namespace pulse;
+
+namespace {
+
+struct Case {
+    std::string spec;
+    std::vector<std::pair<std::string, int64_t>> params;
+    int64_t instances;  ///< run-time instance count the harness is run with (besides the spec's)
+};
+
+Params make_params(const Case &c) {
+    Params p;
+    for (const auto &[k, v] : c.params) p.set(k, v);
+    return p;
+}
+
+std::string case_id(const Case &c) {
+    std::string id = c.spec;
+    for (const auto &[k, v] : c.params) id += "_" + k + std::to_string(v);
+    return id;
+}
+
+std::filesystem::path scratch_directory(const std::string &what) {
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pulse_test_cm_" + std::to_string(::getpid())) / what;
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+/// Removes the test's scratch files when the test program exits.
+struct ScratchCleanup {
+    ~ScratchCleanup() {
+        std::error_code ignored;
+        std::filesystem::remove_all(std::filesystem::temp_directory_path() / ("pulse_test_cm_" + std::to_string(::getpid())), ignored);
+    }
+} scratch_cleanup;
+
+std::string read_text(const std::filesystem::path &path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Every example at two sizes; the second size of each has a PE count that is
+/// not a power of two (so the I/O vectors are padded).
+std::vector<Case> cases() {
+    std::vector<Case> all;
+    for (const char *d : {"sbm", "bsm", "fsm", "bfs", "ffs", "fbs", "fbs_stride2"}) {
+        std::string spec = std::string("conv1d_") + d;
+        all.push_back({spec, {}, 2});
+        all.push_back({spec, {{"C", 12}, {"Q", 3}, {"B", 3}}, 5});
+    }
+    all.push_back({"conv2d_sbm", {}, 3});
+    all.push_back({"conv2d_sbm", {{"C", 8}, {"P", 2}, {"Q", 2}, {"R", 3}, {"B", 2}}, 4});
+    all.push_back({"matmul", {}, 3});
+    all.push_back({"matmul", {{"I", 6}, {"J", 4}, {"K", 3}, {"N", 2}}, 5});
+    all.push_back({"matvec", {}, 2});
+    all.push_back({"matvec", {{"I", 11}, {"J", 5}, {"N", 2}}, 4});
+    all.push_back({"fir_stride2", {}, 2});
+    all.push_back({"fir_stride2", {{"C", 8}, {"K", 4}, {"B", 2}}, 3});
+    return all;
+}
+
+std::vector<std::string> input_order(const Spec &spec) {
+    std::vector<std::string> order;
+    for (const Input &in : spec.inputs) order.push_back(in.name());
+    return order;
+}
+
+/// Compiles the given harnesses two at a time (make -j2); returns make's log.
+int compile_all(const std::filesystem::path &dir, const std::vector<std::string> &names, std::string *log) {
+    std::ofstream mk(dir / "Makefile");
+    mk << "all:";
+    for (const std::string &n : names) mk << " " << n << "_emu";
+    mk << "\n";
+    for (const std::string &n : names) {
+        std::string cmd = cm_emulation_compile_command((dir / (n + "_emu.cpp")).string(), (dir / (n + "_emu")).string());
+        mk << n << "_emu: " << n << "_emu.cpp\n\t" << cmd << "\n";
+    }
+    mk.close();
+    return run_command("make -s -j2 -C '" + dir.string() + "' 2>&1", log);
+}
+
+}  // namespace
+
+TEST_CASE("cm: every example runs on the CM emulation and matches the reference", "[cm]") {
+    std::filesystem::path dir = scratch_directory("examples");
+    std::vector<Case> all = cases();
+    std::vector<std::string> names;
+    bool saw_odd_pe_count = false;
+    for (const Case &c : all) {
+        INFO(case_id(c));
+        Spec spec = build_spec(c.spec, make_params(c));
+        sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
+        int64_t npe = program.pe_count;
+        saw_odd_pe_count |= (npe & (npe - 1)) != 0;
+        std::string name = case_id(c);
+        emit_cm_emulation(program, name, input_order(spec), dir.string(), CmTarget::gen9());
+        // The kernel is the systolic design: lanes are PEs, shifts are region copies.
+        std::string kernel = read_text(dir / (name + "_genx.cpp"));
+        CHECK(kernel.find("_GENX_MAIN_ void " + name + "(") != std::string::npos);
+        CHECK(kernel.find("vector<int, " + std::to_string(npe) + "> " + program.space_var + "(lane_init)") != std::string::npos);
+        CHECK(std::filesystem::exists(dir / (name + "_host.cpp")));
+        names.push_back(name);
+    }
+    CHECK(saw_odd_pe_count);
+    std::string log;
+    REQUIRE(compile_all(dir, names, &log) == 0);
+    for (size_t i = 0; i < all.size(); i++) {
+        INFO(names[i]);
+        std::string binary = (dir / (names[i] + "_emu")).string();
+        std::string out;
+        // The spec's instance count, then another one with another seed.
+        CHECK(run_command("'" + binary + "' 0 1", &out) == 0);
+        CHECK(out == "PASS\n");
+        CHECK(run_command("'" + binary + "' " + std::to_string(all[i].instances) + " 7", &out) == 0);
+        CHECK(out == "PASS\n");
+    }
+}
+
+TEST_CASE("cm: the emulation harness catches a wrong kernel", "[cm]") {
+    std::filesystem::path dir = scratch_directory("mutant");
+    Spec spec = build_spec("conv1d_sbm");
+    sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
+    emit_cm_emulation(program, "conv1d_sbm", input_order(spec), dir.string(), CmTarget::gen9());
+    // Shift the partial sums the wrong way: dp = -1 instead of 1.
+    std::filesystem::path kernel = dir / "conv1d_sbm_genx.cpp";
+    std::string text = read_text(kernel);
+    std::string shift = "Z_d1_t1.select<19, 1>(1) = Z_hist.row(0).select<19, 1>(0);";
+    size_t at = text.find(shift);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, shift.size(), "Z_d1_t1.select<19, 1>(0) = Z_hist.row(0).select<19, 1>(1);");
+    std::ofstream(kernel) << text;
+    std::string log;
+    REQUIRE(compile_all(dir, {"conv1d_sbm"}, &log) == 0);
+    std::string out;
+    CHECK(run_command("'" + (dir / "conv1d_sbm_emu").string() + "' 0 1", &out) == 1);
+    CHECK(out.rfind("FAIL: Out[", 0) == 0);
+}
+
+TEST_CASE("cm: a design over the register budget is rejected with the numbers and the fix", "[cm]") {
+    Params params;
+    params.set("I", 16);
+    params.set("K", 64);
+    Spec spec = build_spec("matmul", params);
+    sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
+    CmRegisterPlan plan = plan_cm_registers(program, CmTarget::gen9());
+    CHECK(plan.bytes > plan.available);
+    CHECK(plan.available == 4096);
+    try {
+        emit_cm_kernel(program, "matmul_big", input_order(spec), CmTarget::gen9());
+        FAIL("expected a CompileError");
+    } catch (const CompileError &e) {
+        std::string m = e.what();
+        CHECK(m.find("needs about " + std::to_string(plan.bytes) + " bytes of registers") != std::string::npos);
+        CHECK(m.find("has 4096 (128 registers of 32 bytes)") != std::string::npos);
+        CHECK(m.find("A history (64 x 16 lanes): 4096 bytes") != std::string::npos);
+        CHECK(m.find("fewer PEs (16 now") != std::string::npos);
+        CHECK(m.find("a target with a larger GRF") != std::string::npos);
+    }
+    // The same design fits a target with twice the registers.
+    CmTarget large{"large GRF", 256, 64};
+    CHECK_NOTHROW(emit_cm_kernel(program, "matmul_big", input_order(spec), large));
+}
+
+TEST_CASE("cm: the emulation rejects at compile time what CM rejects", "[cm]") {
+    std::filesystem::path dir = scratch_directory("static");
+    auto compiles = [&](const std::string &name, const std::string &body, std::string *log) {
+        std::ofstream(dir / (name + ".cpp")) << "#include <cm/cm.h>\nint main() {\n" << body << "\nreturn 0;\n}\n";
+        return run_command(cm_emulation_compile_command((dir / (name + ".cpp")).string(), (dir / name).string()), log) == 0;
+    };
+    std::string log;
+    CHECK(compiles("ok", "vector<float, 8> v = 1.0f; vector<float, 4> r = v.select<4, 2>(0); (void)r;", &log));
+    CHECK_FALSE(compiles("too_long", "vector<float, 8> v = 1.0f; vector<float, 4> r = v.select<4, 3>(0); (void)r;", &log));
+    CHECK(log.find("select<size, stride> region is larger than the vector") != std::string::npos);
+    CHECK_FALSE(compiles("sizes", "vector<float, 8> a = 1.0f; vector<float, 4> b = 2.0f; auto c = a + b; (void)c;", &log));
+    CHECK_FALSE(compiles("scatter12",
+                         "SurfaceIndex s; vector<uint, 12> o = 0; vector<float, 12> v; read(s, 0, o, v);", &log));
+    CHECK(log.find("scattered read/write moves 8 or 16 elements") != std::string::npos);
+    CHECK_FALSE(compiles("block24", "SurfaceIndex s; vector<float, 6> v; read(s, 0, v);", &log));
+    CHECK(log.find("oword block read/write moves") != std::string::npos);
+    // An operation the emulation does not implement does not compile.
+    CHECK_FALSE(compiles("missing", "vector<float, 8> v = 1.0f; auto r = cm_sum<float>(v); (void)r;", &log));
+}
