@@ -3,6 +3,7 @@
 // condition independently of isl; the two verdicts must agree on every case.
 // Accepted designs are then compiled, simulated and compared with the
 // reference interpreter.
+#include <functional>
 #include <iostream>
 #include <random>
 #include <set>
@@ -66,7 +67,8 @@ bool in_domain(const ir::UreProgram &program, const std::vector<int64_t> &point)
 }
 
 /// Decides the three conditions by enumerating the bounded domain, in the
-/// order the validator reports them (instances, processor, data).
+/// order the validator reports them: instance crossing (for every dependence,
+/// taken or not), processor availability, data availability.
 BruteResult brute_force(const ir::UreProgram &program) {
     const ir::SpaceTimeTransform &transform = *program.schedule.transform;
     const size_t n = program.loops.size();
@@ -111,7 +113,6 @@ BruteResult brute_force(const ir::UreProgram &program) {
 
     for (size_t k = 0; k < program.dependences.size(); k++) {
         const ir::Dependence &dep = program.dependences[k];
-        if (!result.dependences[k].taken) continue;
         for (size_t i = 0; i < n; i++) {
             bool is_source = std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end();
             if (!is_source && dep.distance[i] != 0) {
@@ -167,26 +168,53 @@ std::string design_text(const std::string &spec, const ir::UreProgram &program,
     return out.str();
 }
 
-/// A spec at one size, and the ranges its random matrices are drawn from.
+/// Z accumulates over b as well as q. With the source loops (c, q) the
+/// dependence on b - 1 crosses array instances; with (c, q, b) it is an
+/// ordinary dependence of a three-loop transform ("SRC" = 3 picks that).
+ir::UreProgram accumulate_over_b(const Params &params) {
+    const int C = (int)params.get("C", 3), Q = (int)params.get("Q", 2), B = (int)params.get("B", 2);
+    Var c("c"), q("q"), b("b"), s("s"), t("t");
+    Input x(Float(32), 1, "x");
+    Func X(Float(32), {c, q, b}, Place::Device, "X"), Z(Float(32), {c, q, b}, Place::Device, "Z"),
+        Out(Place::Device, "Out");
+    X(c, q, b) = x(c + q + b);
+    Z(c, q, b) = select(b == 0, 0.0f, Z(c, q, b - 1)) + X(c, q, b);
+    Out(c, q) = select(b == B - 1, Z(c, q, b));
+    X.merge_ures(Z, Out).set_bounds(c, 0, C, q, 0, Q, b, 0, B);
+    if (params.get("SRC", 2) == 3) {
+        X.space_time_transform({c, q, b}, {s, t}, {1, 0, 0, /**/ 0, 1, Q});
+    } else {
+        X.space_time_transform({c, q}, {s, t}, {1, 0, /**/ 0, 1});
+    }
+    return Out.lower();
+}
+
+/// A spec, and the ranges its sizes are drawn from.
 struct Family {
-    std::string spec;
+    std::string name;
+    std::function<ir::UreProgram(const Params &)> build;
     std::vector<std::pair<const char *, std::pair<int, int>>> size_ranges;  ///< parameter -> [lo, hi]
     int cases;
 };
 
+std::function<ir::UreProgram(const Params &)> registered(const std::string &spec) {
+    return [spec](const Params &p) { return build_spec(spec, p).output.lower(); };
+}
+
 std::vector<Family> families() {
     return {
-        {"conv1d_sbm", {{"C", {1, 6}}, {"Q", {1, 5}}, {"B", {1, 2}}}, 300},
-        {"conv1d_fsm", {{"C", {1, 5}}, {"Q", {1, 4}}, {"B", {1, 2}}}, 150},
-        {"conv1d_fbs_stride2", {{"C", {1, 5}}, {"Q", {1, 5}}, {"B", {1, 2}}}, 150},
-        {"conv2d_sbm", {{"C", {1, 4}}, {"P", {1, 3}}, {"Q", {1, 3}}, {"R", {1, 2}}, {"B", {1, 1}}}, 300},
-        {"matmul", {{"I", {1, 4}}, {"J", {1, 4}}, {"K", {1, 4}}, {"N", {1, 2}}}, 300},
+        {"conv1d_sbm", registered("conv1d_sbm"), {{"C", {1, 6}}, {"Q", {1, 5}}, {"B", {1, 2}}}, 300},
+        {"conv1d_fsm", registered("conv1d_fsm"), {{"C", {1, 5}}, {"Q", {1, 4}}, {"B", {1, 2}}}, 150},
+        {"conv1d_fbs_stride2", registered("conv1d_fbs_stride2"), {{"C", {1, 5}}, {"Q", {1, 5}}, {"B", {1, 2}}}, 150},
+        {"conv2d_sbm", registered("conv2d_sbm"), {{"C", {1, 4}}, {"P", {1, 3}}, {"Q", {1, 3}}, {"R", {1, 2}}, {"B", {1, 1}}}, 300},
+        {"matmul", registered("matmul"), {{"I", {1, 4}}, {"J", {1, 4}}, {"K", {1, 4}}, {"N", {1, 2}}}, 300},
+        {"accumulate_over_b", accumulate_over_b, {{"C", {1, 4}}, {"Q", {1, 3}}, {"B", {1, 3}}, {"SRC", {2, 3}}}, 150},
     };
 }
 
 /// One accepted random design, kept for the simulation test.
 struct Design {
-    std::string spec;
+    const Family *family;
     Params params;
     std::vector<std::vector<int64_t>> matrix;
 };
@@ -196,7 +224,8 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
     std::mt19937 rng(20240607);
     std::uniform_int_distribution<int> entry(-2, 2);
     std::vector<Design> accepted;
-    for (const Family &family : families()) {
+    static const std::vector<Family> all = families();
+    for (const Family &family : all) {
         // A few matrices per drawn size, so lowering is not repeated for every case.
         const int per_size = 10;
         for (int drawn = 0; drawn < family.cases; drawn += per_size) {
@@ -204,7 +233,7 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
             for (const auto &[name, range] : family.size_ranges) {
                 p.set(name, std::uniform_int_distribution<int>(range.first, range.second)(rng));
             }
-            ir::UreProgram program = build_spec(family.spec, p).output.lower();
+            ir::UreProgram program = family.build(p);
             const size_t columns = program.schedule.transform->source_loops.size();
             for (int m = 0; m < per_size; m++) {
                 std::vector<std::vector<int64_t>> matrix(2, std::vector<int64_t>(columns));
@@ -227,7 +256,7 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
                 }
                 (*cases)++;
                 (*by_verdict)[brute.verdict]++;
-                const std::string where = design_text(family.spec, program, matrix);
+                const std::string where = design_text(family.name, program, matrix);
                 bool agree = verdict == brute.verdict;
                 if (agree && brute.culprit) {
                     // Both reject: the validator names the same dependence.
@@ -246,7 +275,7 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
                                                      << ", the validator says " << verdict_name(verdict) << " "
                                                      << message);
                 }
-                if (verdict == Verdict::Accept) accepted.push_back({family.spec, p, matrix});
+                if (verdict == Verdict::Accept) accepted.push_back({&family, p, matrix});
             }
         }
     }
@@ -269,6 +298,7 @@ TEST_CASE("the validator agrees with brute-force enumeration on random transform
     CHECK(by_verdict[Verdict::Accept] > 0);
     CHECK(by_verdict[Verdict::Processor] > 0);
     CHECK(by_verdict[Verdict::Data] > 0);
+    CHECK(by_verdict[Verdict::CrossesInstances] > 0);
 }
 
 TEST_CASE("accepted random transforms simulate to the reference result", "[validator][random][simulate]") {
@@ -278,9 +308,9 @@ TEST_CASE("accepted random transforms simulate to the reference result", "[valid
     REQUIRE(!accepted.empty());
     int simulated = 0;
     for (const Design &design : accepted) {
-        ir::UreProgram program = build_spec(design.spec, design.params).output.lower();
+        ir::UreProgram program = design.family->build(design.params);
         program.schedule.transform->matrix = design.matrix;
-        INFO(design_text(design.spec, program, design.matrix));
+        INFO(design_text(design.family->name, program, design.matrix));
         Buffers inputs = random_input_buffers(program, (uint32_t)simulated + 1);
         sys::SystolicProgram systolic = compile_to_systolic(program);
         Buffers result = simulate(systolic, inputs);
