@@ -1,0 +1,56 @@
+# pulse_add_kernel(NAME SPEC_PROGRAM <generator> SPEC <spec> [PARAMS K=V ...])
+#
+# Ahead-of-time compilation of a Pulse spec to CUDA: at build time, runs the
+# generator program (`<generator> -g <spec> --param K=V ... --emit cuda -o DIR`)
+# and compiles the generated DIR/<spec>.cu into a static library NAME. Link
+# NAME and include "<spec>.h" to call the launch function
+#   cudaError_t <spec>(const T *inputs..., T *outputs..., int64_t instances, cudaStream_t stream);
+# <generator> is a target: a spec program of this build (pulse_add_spec_program)
+# or an installed one (Pulse::conv1d). Nothing is built, and a status message
+# says so, if no CUDA compiler is found.
+#
+# Included at file scope, because enable_language may not be called inside a
+# function.
+include_guard(GLOBAL)
+include(CheckLanguage)
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  enable_language(CUDA)
+endif()
+
+function(pulse_add_kernel name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC_PROGRAM;SPEC" "PARAMS")
+  if(NOT ARG_SPEC_PROGRAM OR NOT ARG_SPEC)
+    message(FATAL_ERROR "pulse_add_kernel(${name}): SPEC_PROGRAM and SPEC are required")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "pulse_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER)
+    message(STATUS "pulse_add_kernel(${name}): no CUDA compiler found, the kernel is not built")
+    return()
+  endif()
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${name}.pulse")
+  set(params "")
+  foreach(p IN LISTS ARG_PARAMS)
+    list(APPEND params --param "${p}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${dir}/${ARG_SPEC}.cu" "${dir}/${ARG_SPEC}.h" "${dir}/${ARG_SPEC}_reference.h" "${dir}/${ARG_SPEC}_check.cu"
+    COMMAND "$<TARGET_FILE:${ARG_SPEC_PROGRAM}>" -g "${ARG_SPEC}" ${params} --emit cuda -o "${dir}"
+    DEPENDS ${ARG_SPEC_PROGRAM}
+    COMMENT "Pulse: generating CUDA kernel ${ARG_SPEC} (${name})"
+    VERBATIM)
+  add_library(${name} STATIC "${dir}/${ARG_SPEC}.cu")
+  target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${dir}>")
+  if(TARGET Pulse::runtime)
+    target_link_libraries(${name} PUBLIC Pulse::runtime)
+  elseif(TARGET pulse_runtime)
+    target_link_libraries(${name} PUBLIC pulse_runtime)
+  endif()
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES 90)  # Hopper
+  endif()
+  target_compile_features(${name} PUBLIC cuda_std_17)
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()
