@@ -73,6 +73,19 @@ std::optional<Expr> copy_condition(const Expr &e, const sys::Tap &tap) {
     return std::nullopt;
 }
 
+/// The value a copy chain's source lanes compute: the branches of the select
+/// tree of `e` that end in the bare `tap` are dropped. Requires that
+/// copy_condition(e, tap) exists.
+Expr source_value(const Expr &e, const sys::Tap &tap) {
+    if (const Select *op = e.as<Select>()) {
+        std::optional<Expr> a = copy_condition(op->true_value, tap), b = copy_condition(op->false_value, tap);
+        if (b && is_const_one(*b)) return source_value(op->true_value, tap);
+        if (a && is_const_one(*a)) return source_value(op->false_value, tap);
+        return select(op->condition, source_value(op->true_value, tap), source_value(op->false_value, tap));
+    }
+    return replace_tap(e, tap, make_zero(e.type()));
+}
+
 /// Where `e` is defined: false in the branches of selects that end in
 /// `undefined` (a select without a false value), true elsewhere.
 Expr defined_condition(const Expr &e) {
@@ -530,7 +543,16 @@ std::string CudaGenerator::kernel_body() const {
         const sys::Tap &tap = chains[0];
         const int64_t dp = tap.dp;
         std::optional<Expr> copies = copy_condition(st.value, tap);
-        if (copies) {
+        Expr from_source = copies ? simplify(source_value(st.value, tap)) : Expr();
+        if (copies && !expr_uses_var(from_source, program.space_var)) {
+            // A pure copy chain whose source value does not depend on the
+            // lane (a broadcast, like SBM's weights w(t)): every active lane
+            // computes the value its source lane would, with the same (valid)
+            // indices, and no lane needs to hear from another.
+            step << "        // " << st.ure << ": copy chain along the lanes (dp = " << dp
+                 << ") of a value that is the same on every lane: computed in place\n";
+            step << "        " << st.ure << "_now = " << printer.print(from_source) << ";\n";
+        } else if (copies) {
             // A pure copy chain: each lane takes the value of the nearest
             // source lane l - k*dp (k >= 0) that computes its own value. The
             // validator guarantees the lanes in between are active copies, so

@@ -74,10 +74,12 @@ TEST_CASE("cuda: every example generates a kernel, a header and a harness", "[cu
 
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     // SBM: partial sums move up one lane per step; weights are a same-step
-    // copy chain (dp = 1, dt = 0), resolved by ballot from the source lane.
+    // copy chain (dp = 1, dt = 0) of w(t), the same value on every lane, so
+    // each lane loads it instead of hearing it from the chain's source.
     CudaSources sbm = generate("conv1d_sbm");
     CHECK(sbm.kernel.find("__shfl_up_sync(all_lanes_, Z_h1, 1)") != std::string::npos);
-    CHECK(sbm.kernel.find("__ballot_sync(all_lanes_") != std::string::npos);
+    CHECK(sbm.kernel.find("W_now = (active_ ? w[((int64_t)t - L.w_min0)] : (float)0);") != std::string::npos);
+    CHECK(sbm.kernel.find("__ballot_sync") == std::string::npos);
     CHECK(sbm.kernel.find("__shfl_down_sync") == std::string::npos);
     // FBS: inputs move down one lane per step (X(c + 1, q - 1): dp = -1).
     CudaSources fbs = generate("conv1d_fbs");
