@@ -69,26 +69,31 @@ std::vector<std::string> registered_specs() {
     return names;
 }
 
-Spec build_spec(const std::string &name, const Params &params) {
-    auto it = spec_registry().find(name);
-    if (it == spec_registry().end()) {  // a unique suffix: `-g sbm` for conv1d_sbm
-        int matches = 0;
-        for (auto e = spec_registry().begin(); e != spec_registry().end(); ++e) {
-            const std::string &n = e->first;
-            if (n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
-                n[n.size() - name.size() - 1] == '_') {
-                it = e;
-                matches++;
-            }
+namespace {
+/// The registered name `name` refers to: itself, or the unique name ending in "_" + name.
+std::string resolve_spec_name(const std::string &name) {
+    if (spec_registry().count(name)) return name;
+    std::string found;
+    int matches = 0;
+    for (const auto &e : spec_registry()) {
+        const std::string &n = e.first;
+        if (n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
+            n[n.size() - name.size() - 1] == '_') {
+            found = n;
+            matches++;
         }
-        if (matches != 1) it = spec_registry().end();
     }
-    if (it == spec_registry().end()) {
+    if (matches != 1) {
         std::string known;
         for (const auto &e : spec_registry()) known += " " + e.first;
-        compile_error("no spec named '", name, "'; this program has:", known);
+        compile_error("no spec named '", name, "'", matches > 1 ? " (the name is ambiguous)" : "", "; this program has:", known);
     }
-    return it->second.builder(params);
+    return found;
+}
+}  // namespace
+
+Spec build_spec(const std::string &name, const Params &params) {
+    return spec_registry().at(resolve_spec_name(name)).builder(params);
 }
 
 Buffers random_inputs(const ir::UreProgram &program, uint32_t seed) { return random_input_buffers(program, seed); }
@@ -177,6 +182,7 @@ int generator_main(int argc, char **argv) {
             }
             spec_name = spec_registry().begin()->first;
         }
+        spec_name = resolve_spec_name(spec_name);
         Spec spec = build_spec(spec_name, params);
         for (const std::string &u : params.unused()) compile_error("--param ", u, ": spec ", spec_name, " has no parameter ", u);
         if (!actions.any() && !(actions.realize || actions.print_ir)) {
