@@ -48,18 +48,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 /// dword scattered messages move 8 or 16 elements at a time.
 int64_t io_width(int64_t npe) { return round_up(npe, 8); }
 
-bool uses_variable(const Expr &e, const std::string &name) {
-    class Finder : public IRVisitor {
-    public:
-        explicit Finder(const std::string &n) : name(n) {}
-        const std::string &name;
-        bool found = false;
-        using IRVisitor::visit;
-        void visit(const Variable *op) override { found |= op->name == name; }
-    } f(name);
-    e.accept(&f);
-    return f.found;
-}
+bool uses_variable(const Expr &e, const std::string &name) { return Halide::Internal::expr_uses_var(e, name); }
 
 /// True if `e` differs between lanes: it mentions the space variable, a tap or
 /// an input (inputs are loaded into vectors even when every lane reads the

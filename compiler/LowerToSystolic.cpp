@@ -57,20 +57,7 @@ private:
 };
 
 /// True if `e` mentions the variable `name`.
-bool uses_var(const Expr &e, const std::string &name) {
-    class Finder : public IRVisitor {
-    public:
-        explicit Finder(const std::string &n) : name(n) {}
-        const std::string &name;
-        bool found = false;
-
-    protected:
-        using IRVisitor::visit;
-        void visit(const Variable *op) override { found = found || op->name == name; }
-    } finder(name);
-    e.accept(&finder);
-    return finder.found;
-}
+bool uses_var(const Expr &e, const std::string &name) { return Halide::Internal::expr_uses_var(e, name); }
 
 /// Smallest and largest value of row · x over the box of the source loops.
 std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, const std::vector<int64_t> &row) {
