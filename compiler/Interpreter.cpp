@@ -19,6 +19,14 @@ std::string point_text(const UreProgram &p, const int64_t *coords) {
     return out.str();
 }
 
+std::string element_text(const std::vector<int> &c) {
+    std::ostringstream out;
+    out << "(";
+    for (size_t i = 0; i < c.size(); i++) out << (i ? ", " : "") << c[i];
+    out << ")";
+    return out.str();
+}
+
 namespace {
 
 enum State : uint8_t { NotComputed = 0, Defined = 1, Undefined = 2 };
@@ -165,13 +173,6 @@ private:
         return c;
     }
 
-    static std::string element_text(const std::vector<int> &c) {
-        std::ostringstream out;
-        out << "(";
-        for (size_t i = 0; i < c.size(); i++) out << (i ? ", " : "") << c[i];
-        out << ")";
-        return out.str();
-    }
 
     void check_inputs() {
         for (const InputDecl &in : program.inputs) {

@@ -20,6 +20,9 @@ Buffers realize(const UreProgram &program, const Buffers &inputs);
 /// Prints a point as `(c=3, q=0)`, outermost loop first.
 std::string point_text(const UreProgram &program, const int64_t *coords);
 
+/// Prints an output element as `(3, 0)`, first dimension first.
+std::string element_text(const std::vector<int> &coords);
+
 }  // namespace ir
 }  // namespace pulse
 

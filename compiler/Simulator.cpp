@@ -1,5 +1,7 @@
 #include "Simulator.h"
 
+#include "Interpreter.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -95,7 +97,7 @@ public:
                 if (!written[o][e]) {
                     std::vector<int> c = element_coords(outputs[o], e);
                     evaluation_error("simulate ", p.source.name, ": the array never stores output ", outputs[o].name(),
-                                     element_text(c), "; no active lane takes its select (is the transform's domain complete?)");
+                                     ir::element_text(c), "; no active lane takes its select (is the transform's domain complete?)");
                 }
             }
             result[outputs[o].name()] = outputs[o];
@@ -218,13 +220,13 @@ private:
             const halide_dimension_t &dim = outputs[o].raw_buffer()->dim[d];
             if (index[d] < dim.min || index[d] >= dim.min + dim.extent) {
                 evaluation_error("simulate ", p.source.name, ": lane ", p.space_var, "=", coords[0], " at ", p.time_var,
-                                 "=", coords[1], " stores ", c.statement->ure, element_text(index), ", outside the output");
+                                 "=", coords[1], " stores ", c.statement->ure, ir::element_text(index), ", outside the output");
             }
             element += (index[d] - dim.min) * stride;
             stride *= dim.extent;
         }
         if (written[o][element]) {
-            evaluation_error("simulate ", p.source.name, ": output ", c.statement->ure, element_text(index),
+            evaluation_error("simulate ", p.source.name, ": output ", c.statement->ure, ir::element_text(index),
                              " is stored twice (second store by lane ", p.space_var, "=", coords[0], " at ", p.time_var,
                              "=", coords[1], ")");
         }
@@ -302,13 +304,6 @@ private:
         return c;
     }
 
-    static std::string element_text(const std::vector<int> &c) {
-        std::ostringstream out;
-        out << "(";
-        for (size_t i = 0; i < c.size(); i++) out << (i ? ", " : "") << c[i];
-        out << ")";
-        return out.str();
-    }
 };
 
 }  // namespace
