@@ -1,125 +1,334 @@
-// 1-D convolution Out(n) = sum_q x(n + q) * w(q): a Pulse kernel against a plain
-// CUDA kernel for the same job, and both against the bandwidth floor measured
-// in the same run (a device-to-device copy).
+// 1-D convolution Out(i) = sum_{q<Q} x(i + q) * w(q), fp32: Pulse's generated
+// kernels (designs SBM and FBS) against a plain CUDA kernel for the same job,
+// each checked, timed, and set against floors measured in the same run
+// (device-to-device copy bandwidth and the FP32 FMA rate).
 //
-// The Pulse kernel comes from `conv1d -g DESIGN --param Q=.. --param C=.. --emit cuda`;
-// build one binary per kernel (its functions carry the spec's name):
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<generated dir> \
-//        -DPULSE_KERNEL=conv1d_sbm -DPULSE_KERNEL_HEADER='"conv1d_sbm.h"' -DFILTER_Q=5 \
-//        benchmarks/conv1d_bench.cu <generated dir>/conv1d_sbm.cu -o conv1d_sbm_q5_bench
-// and run `conv1d_sbm_q5_bench [outputs]` (default 2^25 outputs).
+// Layout: x has extent N + Q - 1, w extent Q, Out extent N, all dense. A
+// generated kernel reads N from Out's extent, so any N works.
 //
-// Layout (from the conv1d spec): x covers [0, outputs + Q - 2], w [0, Q - 1],
-// Out(c, b) is dense with output n = b * C + c at element n, so the plain
-// kernel and the Pulse kernel write the same array.
+// Build (scripts/gpu_bench.sh does this from a folder of generated kernels), one line:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -I<pulse>/runtime -I<generated>
+//        -DWITH_PULSE -DPULSE_QS="X(5) X(17)"
+//        -DPULSE_CONV1D="X(sbm_q5) X(fbs_q5) X(sbm_q17) X(fbs_q17)" benchmarks/conv1d_bench.cu
+//        <generated>/conv1d_sbm_q5.cu <generated>/conv1d_fbs_q5.cu ... -o conv1d_bench
+// PULSE_QS (default X(5) X(17)) lists the filter lengths; PULSE_CONV1D lists
+// the Pulse kernels as X({design}_q{Q}), each conv1d_{design}_q{Q}(x, w, Out,
+// stream) from the generated conv1d_{design}_q{Q}.cu (one token per kernel:
+// nvcc splits -D values at commas). A kernel whose Q is not in PULSE_QS is
+// reported and skipped.
+//
+// Run: conv1d_bench [N] (default 2^27). Prints a table per Q and one line
+// `CSV,conv1d,<kernel>,<Q>,<N>,1,<ms>,<fraction of floor>,<check>` per row
+// (benchmarks/plot_conv.py reads those). Exits non-zero if any check failed.
+//
+// Floor for a problem: N * max(8 bytes / copy bandwidth, Q FMAs / FMA rate):
+// every input read once and every output written once, or the FMAs alone.
+#include <cuda_runtime.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "pulse_buffer.h"
 #include "pulse_cuda.h"
-#include PULSE_KERNEL_HEADER
 
-#ifndef FILTER_Q
-#error "define FILTER_Q, the filter length the Pulse kernel was generated with"
+#ifndef PULSE_QS
+#define PULSE_QS X(5) X(17)
 #endif
 
-#define PULSE_CAT2(a, b) a##b
-#define PULSE_CAT(a, b) PULSE_CAT2(a, b)
-#define KERNEL_FN(suffix) PULSE_CAT(PULSE_KERNEL, suffix)
-#define PULSE_STR2(a) #a
-#define PULSE_STR(a) PULSE_STR2(a)
+#ifdef WITH_PULSE
+#ifndef PULSE_CONV1D
+#error "WITH_PULSE needs PULSE_CONV1D, the Pulse kernels as X({design}_q{Q}) ..."
+#endif
+// The generated headers declare the same functions; a signature that
+// disagrees with a pre-included header is a compile error.
+#define X(name) extern "C" cudaError_t conv1d_##name(pulse_buffer x, pulse_buffer w, pulse_buffer Out, cudaStream_t stream);
+PULSE_CONV1D
+#undef X
+#endif
 
 namespace {
 
-__constant__ float filter_weights[FILTER_Q];
+#define X(q) q,
+constexpr int kFilterLengths[] = {PULSE_QS};
+#undef X
 
-/// The plain kernel: one thread per output, the filter in constant memory
-/// (every lane reads the same weight: one broadcast), the inputs through L1.
+constexpr int max_filter_length() {
+    int m = 1;
+    for (int q : kFilterLengths) m = q > m ? q : m;
+    return m;
+}
+constexpr int kMaxQ = max_filter_length();
+static_assert(kMaxQ * sizeof(float) <= 60 * 1024, "the plain kernel's filter must fit in constant memory");
+
+// ---------------------------------------------------------------------------
+// Floors (the same measurement as conv2d_bench)
+
+/// Many independent FMA chains per thread so that the FMA pipes, not latency,
+/// bound the kernel; the result is stored only under a condition the compiler
+/// cannot decide, which keeps every chain live.
+constexpr int kFmaChains = 8;
+__global__ void __launch_bounds__(256) fma_rate_kernel(float *sink, int iterations, float a, float b) {
+    float v[kFmaChains];
+#pragma unroll
+    for (int c = 0; c < kFmaChains; c++) v[c] = threadIdx.x * 1e-3f + c;
+#pragma unroll 16
+    for (int i = 0; i < iterations; i++) {
+#pragma unroll
+        for (int c = 0; c < kFmaChains; c++) v[c] = fmaf(v[c], a, b);
+    }
+    float s = 0;
+#pragma unroll
+    for (int c = 0; c < kFmaChains; c++) s += v[c];
+    if (s == -1.0f) sink[0] = s;
+}
+
+struct Floors {
+    double bandwidth = 0;  // bytes/s, read + write
+    double fma_rate = 0;   // FMA/s
+    double seconds(double outputs, double fmas_per_output) const {
+        return outputs * std::max(8.0 / bandwidth, fmas_per_output / fma_rate);
+    }
+};
+
+Floors measure_floors(const cudaDeviceProp &prop, cudaStream_t stream) {
+    Floors f;
+    {
+        // Far larger than L2, so the copy streams through DRAM both ways.
+        const size_t bytes = (size_t)1 << 30;
+        pulse::cuda::DeviceBuffer<char> src(bytes), dst(bytes);
+        PULSE_CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
+        double ms = pulse::cuda::time_median_ms([&] {
+            PULSE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+        }, 3, 20, stream);
+        f.bandwidth = 2.0 * (double)bytes / (ms * 1e-3);
+    }
+    {
+        pulse::cuda::DeviceBuffer<float> sink(1);
+        const int threads = 256;
+        const int blocks = prop.multiProcessorCount * (prop.maxThreadsPerMultiProcessor / threads) * 8;
+        const int iterations = 4096;
+        double ms = pulse::cuda::time_median_ms([&] {
+            fma_rate_kernel<<<blocks, threads, 0, stream>>>(sink.data(), iterations, 0.9999f, 1e-4f);
+        }, 3, 20, stream);
+        f.fma_rate = (double)blocks * threads * iterations * kFmaChains / (ms * 1e-3);
+    }
+    return f;
+}
+
+// ---------------------------------------------------------------------------
+// The plain kernel: one thread per output, the filter in constant memory
+// (every lane reads the same weight: one broadcast), the inputs through L1.
+
+__constant__ float plain_weights[kMaxQ];
+
 template<int Q>
 __global__ void __launch_bounds__(256) plain_conv1d(const float *__restrict__ x, float *__restrict__ out, int64_t n) {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float sum = 0;
 #pragma unroll
-    for (int q = 0; q < Q; q++) sum += x[i + q] * filter_weights[q];
+    for (int q = 0; q < Q; q++) sum = fmaf(__ldg(x + i + q), plain_weights[q], sum);
     out[i] = sum;
+}
+
+void launch_plain(int Q, const float *x, float *out, int64_t n, cudaStream_t stream) {
+    const unsigned blocks = (unsigned)((n + 255) / 256);
+    switch (Q) {
+#define X(q)                                                      \
+    case q: plain_conv1d<q><<<blocks, 256, 0, stream>>>(x, out, n); \
+        break;
+        PULSE_QS
+#undef X
+    default: throw std::runtime_error("no plain kernel for Q = " + std::to_string(Q));
+    }
+    PULSE_CUDA_CHECK(cudaGetLastError());
+}
+
+#ifdef WITH_PULSE
+struct PulseKernel {
+    std::string design;
+    int q = 0;
+    cudaError_t (*fn)(pulse_buffer, pulse_buffer, pulse_buffer, cudaStream_t) = nullptr;
+};
+
+/// The kernels in PULSE_CONV1D, their design and Q read off the name.
+std::vector<PulseKernel> pulse_kernels() {
+    std::vector<PulseKernel> kernels;
+    auto add = [&](const std::string &name, cudaError_t (*fn)(pulse_buffer, pulse_buffer, pulse_buffer, cudaStream_t)) {
+        const size_t at = name.rfind("_q");
+        if (at == std::string::npos) throw std::runtime_error("PULSE_CONV1D: '" + name + "' is not {design}_q{Q}");
+        kernels.push_back({name.substr(0, at), std::atoi(name.c_str() + at + 2), fn});
+    };
+#define X(name) add(#name, conv1d_##name);
+    PULSE_CONV1D
+#undef X
+    return kernels;
+}
+#endif
+
+// ---------------------------------------------------------------------------
+// The check
+
+struct CheckResult {
+    bool ok = true;
+    double max_error = 0;  // |got - want| / sum |x * w|, the largest over the samples
+    std::string detail;
+};
+
+/// Compares Out against a double-precision sum at every sample point (a NaN,
+/// from the poison, means an output was never written).
+CheckResult check_result(const std::vector<float> &hx, const std::vector<float> &hw, int Q, const std::vector<int64_t> &samples,
+                         const float *device, int64_t n, double tolerance) {
+    std::vector<float> got((size_t)n);
+    PULSE_CUDA_CHECK(cudaMemcpy(got.data(), device, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+    CheckResult r;
+    for (int64_t i : samples) {
+        double want = 0, scale = 0;
+        for (int q = 0; q < Q; q++) {
+            double t = (double)hx[(size_t)(i + q)] * hw[q];
+            want += t, scale += std::fabs(t);
+        }
+        const double e = std::fabs((double)got[(size_t)i] - want) / std::max(scale, 1e-30);
+        if (!(e <= tolerance)) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "Out(%lld) = %.9g, expected %.9g", (long long)i, got[(size_t)i], want);
+            r.ok = false, r.detail = buf;
+            return r;
+        }
+        r.max_error = std::max(r.max_error, e);
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------
+// Rows of the table
+
+int failures = 0;
+
+void print_row(const std::string &label, const std::string &kernel, int Q, int64_t n, double ms, const Floors &floors,
+               const std::string &check) {
+    const double fraction = floors.seconds((double)n, Q) / (ms * 1e-3);
+    std::printf("  %-28s %10.4f %10.2f %9.3f  %s\n", label.c_str(), ms, (double)n / (ms * 1e-3) / 1e9, fraction, check.c_str());
+    const std::string status = check.substr(0, check.find(' '));
+    std::printf("CSV,conv1d,%s,%d,%lld,1,%.6f,%.4f,%s\n", kernel.c_str(), Q, (long long)n, ms, fraction, status.c_str());
+    std::fflush(stdout);
+}
+
+/// NaN-poisons Out, runs once and checks, then times. A failed check is
+/// reported and counted; the row is still timed unless it threw.
+void run_row(const std::string &label, const std::string &kernel, int Q, const std::function<void()> &run,
+             pulse::cuda::DeviceBuffer<float> &out, const std::vector<float> &hx, const std::vector<float> &hw,
+             const std::vector<int64_t> &samples, const Floors &floors, cudaStream_t stream) {
+    const int64_t n = (int64_t)out.size();
+    std::string check;
+    double ms = NAN;
+    try {
+        PULSE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));
+        run();
+        PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        PULSE_CUDA_CHECK(cudaGetLastError());
+        CheckResult c = check_result(hx, hw, Q, samples, out.data(), n, 1e-4);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
+        check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
+        if (!c.ok) failures++;
+        ms = pulse::cuda::time_median_ms(run, 3, 25, stream);
+    } catch (const std::exception &e) {
+        if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
+        check = std::string("FAIL ") + e.what();
+        cudaGetLastError();  // clear a non-sticky error so later rows can run
+    }
+    print_row(label, kernel, Q, n, ms, floors, check);
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    const int Q = FILTER_Q;
-    const int64_t wanted = argc > 1 ? std::atoll(argv[1]) : (int64_t)1 << 25;
+    const int64_t n = argc > 1 ? std::atoll(argv[1]) : (int64_t)1 << 27;
+    if (n < 1) {
+        std::fprintf(stderr, "usage: conv1d_bench [N]\n");
+        return 2;
+    }
     try {
         cudaDeviceProp prop;
         PULSE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-        // Outputs per array instance: the extent of c.
-        const int64_t per_instance = KERNEL_FN(_cuda_output_extent)(0, 0, 1);
-        const int64_t instances = (wanted + per_instance - 1) / per_instance;
-        const int64_t n = KERNEL_FN(_cuda_output_elements)(0, instances);
-        const int64_t nx = KERNEL_FN(_cuda_input_elements)(0, instances);
-        if (KERNEL_FN(_cuda_input_elements)(1, instances) != Q || nx != n + Q - 1) {
-            std::printf("FAIL: the kernel's layout is not the conv1d layout this benchmark assumes (x %lld for %lld outputs)\n",
-                        (long long)nx, (long long)n);
-            return 1;
+        // A blocking stream: it orders with the synchronous uploads (legacy
+        // default stream) that set each problem up.
+        cudaStream_t stream;
+        PULSE_CUDA_CHECK(cudaStreamCreate(&stream));
+        const Floors floors = measure_floors(prop, stream);
+        std::printf("GPU: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
+        std::printf("copy bandwidth (D2D, read + write): %.1f GB/s\n", floors.bandwidth / 1e9);
+        std::printf("FP32 FMA rate: %.2f T FMA/s\n", floors.fma_rate / 1e12);
+#ifdef WITH_PULSE
+        const std::vector<PulseKernel> kernels = pulse_kernels();
+        for (const PulseKernel &k : kernels)
+            if (std::find(std::begin(kFilterLengths), std::end(kFilterLengths), k.q) == std::end(kFilterLengths))
+                std::printf("note: conv1d_%s_q%d skipped: Q=%d is not in PULSE_QS\n", k.design.c_str(), k.q, k.q);
+#else
+        std::printf("no Pulse kernels (built without WITH_PULSE)\n");
+#endif
+
+        // x for the longest filter, uniform in [-1, 1]; shorter filters use a prefix.
+        std::mt19937_64 rng(12345);
+        std::vector<float> hx((size_t)(n + kMaxQ - 1));
+        {
+            std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+            for (float &v : hx) v = value(rng);
         }
-        std::mt19937 rng(7);
-        std::uniform_real_distribution<float> value(0.1f, 1.0f);
-        std::vector<float> hx(nx), hw(Q);
-        for (float &v : hx) v = value(rng) * (rng() & 1 ? 1 : -1);
-        for (float &v : hw) v = value(rng) * (rng() & 1 ? 1 : -1);
-        pulse::cuda::DeviceBuffer<float> dx(nx), dw(Q), dout(n), dplain(n);
+        // The first and last outputs (where the input ends) and random ones.
+        std::vector<int64_t> samples;
+        for (int64_t i = 0; i < std::min<int64_t>(n, 1024); i++) samples.push_back(i), samples.push_back(n - 1 - i);
+        {
+            std::uniform_int_distribution<int64_t> pick(0, n - 1);
+            for (int s = 0; s < 40000; s++) samples.push_back(pick(rng));
+        }
+
+        pulse::cuda::DeviceBuffer<float> dx(hx.size()), dout((size_t)n), dw((size_t)kMaxQ);
         dx.upload(hx);
-        dw.upload(hw);
-        PULSE_CUDA_CHECK(cudaMemcpyToSymbol(filter_weights, hw.data(), Q * sizeof(float)));
-        dout.fill_bytes(0xff);
-        dplain.fill_bytes(0xff);
 
-        // The floor: a device-to-device copy of the same number of bytes as
-        // the convolution must move (each input once, each output once).
-        const double bytes = 4.0 * (double)nx + 4.0 * (double)n;
-        pulse::cuda::DeviceBuffer<char> copy_src((size_t)(bytes / 2)), copy_dst((size_t)(bytes / 2));
-        PULSE_CUDA_CHECK(cudaMemset(copy_src.data(), 1, copy_src.bytes()));
-        double copy_ms = pulse::cuda::time_median_ms([&] {
-            PULSE_CUDA_CHECK(cudaMemcpyAsync(copy_dst.data(), copy_src.data(), copy_src.bytes(), cudaMemcpyDeviceToDevice, 0));
-        }, 3, 25);
-        const double copy_bw = 2.0 * (double)copy_src.bytes() / (copy_ms * 1e-3);  // read + write
-        const double floor_s = bytes / copy_bw;
-
-        double pulse_ms = pulse::cuda::time_median_ms([&] {
-            PULSE_CUDA_CHECK(PULSE_KERNEL(dx.data(), dw.data(), dout.data(), instances, 0));
-        }, 3, 25);
-        const unsigned blocks = (unsigned)((n + 255) / 256);
-        double plain_ms = pulse::cuda::time_median_ms([&] { plain_conv1d<Q><<<blocks, 256>>>(dx.data(), dplain.data(), n); }, 3, 25);
-
-        // Both kernels against a double-precision CPU sum (every output).
-        std::vector<float> got = dout.download(), plain = dplain.download();
-        double err_pulse = 0, err_plain = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double want = 0;
-            for (int q = 0; q < Q; q++) want += (double)hx[i + q] * hw[q];
-            double scale = std::max(1.0, std::fabs(want));
-            double e1 = std::fabs(got[i] - want) / scale, e2 = std::fabs(plain[i] - want) / scale;
-            if (!(e1 <= 1e-5) || !(e2 <= 1e-5)) {
-                std::printf("FAIL %s Q=%d: output %lld: pulse %.9g plain %.9g expected %.9g\n", PULSE_STR(PULSE_KERNEL), Q,
-                            (long long)i, got[i], plain[i], want);
-                return 1;
+        for (int Q : kFilterLengths) {
+            std::vector<float> hw((size_t)Q);
+            {
+                std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+                for (float &v : hw) v = value(rng);
             }
-            err_pulse = std::max(err_pulse, e1), err_plain = std::max(err_plain, e2);
+            PULSE_CUDA_CHECK(cudaMemcpy(dw.data(), hw.data(), hw.size() * sizeof(float), cudaMemcpyHostToDevice));
+            PULSE_CUDA_CHECK(cudaMemcpyToSymbol(plain_weights, hw.data(), hw.size() * sizeof(float)));
+            const double outputs = (double)n;
+            std::printf("\nconv1d Q=%d N=%lld: floor %.4f ms (bytes %.4f ms, FMAs %.4f ms)\n", Q, (long long)n,
+                        floors.seconds(outputs, Q) * 1e3, outputs * 8.0 / floors.bandwidth * 1e3, outputs * Q / floors.fma_rate * 1e3);
+            std::printf("  %-28s %10s %10s %9s  %s\n", "kernel", "ms", "Gout/s", "of floor", "check");
+
+#ifdef WITH_PULSE
+            const pulse_buffer bx = pulse_dense_buffer(dx.data(), {n + Q - 1});
+            const pulse_buffer bw = pulse_dense_buffer(dw.data(), {Q});
+            const pulse_buffer bo = pulse_dense_buffer(dout.data(), {n});
+            for (const PulseKernel &k : kernels) {
+                if (k.q != Q) continue;
+                auto fn = k.fn;
+                run_row(std::string("Pulse conv1d_") + k.design + "_q" + std::to_string(Q), std::string("pulse_") + k.design, Q,
+                        [=] { PULSE_CUDA_CHECK(fn(bx, bw, bo, stream)); }, dout, hx, hw, samples, floors, stream);
+            }
+#endif
+            run_row("plain CUDA", "plain", Q, [&] { launch_plain(Q, dx.data(), dout.data(), n, stream); }, dout, hx, hw, samples,
+                    floors, stream);
         }
-        auto line = [&](const char *kernel, double ms) {
-            std::printf("%-18s Q=%-3d outputs %lld  %8.4f ms  %7.2f Goutputs/s  %5.3f of floor\n", kernel, Q, (long long)n, ms,
-                        n / (ms * 1e-3) / 1e9, floor_s / (ms * 1e-3));
-        };
-        std::printf("%s, %s, Q=%d, copy bandwidth %.1f GB/s, floor %.4f ms (%.0f MB moved), max rel err pulse %.2g plain %.2g\n",
-                    prop.name, PULSE_STR(PULSE_KERNEL), Q, copy_bw / 1e9, floor_s * 1e3, bytes / 1e6, err_pulse, err_plain);
-        line(PULSE_STR(PULSE_KERNEL), pulse_ms);
-        line("plain CUDA", plain_ms);
+        PULSE_CUDA_CHECK(cudaStreamDestroy(stream));
     } catch (const std::exception &e) {
         std::printf("FAIL: %s\n", e.what());
+        return 1;
+    }
+    if (failures) {
+        std::printf("\n%d row(s) failed their check\n", failures);
         return 1;
     }
     return 0;

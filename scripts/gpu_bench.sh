@@ -1,22 +1,200 @@
 #!/usr/bin/env bash
-# Builds and runs the 1-D convolution benchmark (benchmarks/conv1d_bench.cu) on
-# the kernels scripts/gpu_generate.sh wrote under SOURCES_DIR/bench: Pulse SBM
-# and FBS against a plain CUDA kernel, each as a fraction of the copy floor.
+# Builds and runs the convolution benchmarks on a machine with CUDA and a GPU:
+# benchmarks/conv2d_bench.cu (Pulse against a plain kernel, NPP, cuDNN and
+# cuFFT) and benchmarks/conv1d_bench.cu (Pulse SBM/FBS against a plain
+# kernel), each row as a fraction of the floors measured in the same run.
+# Logs go to OUT_DIR (conv2d.log, conv1d.log, build/*.log) and, where
+# matplotlib is importable, benchmarks/plot_conv.py draws the fractions there.
 #
-# usage: scripts/gpu_bench.sh SOURCES_DIR [OUTPUTS]   (environment: NVCC, ARCH)
-set -euo pipefail
+# usage: scripts/gpu_bench.sh GENERATED_DIR OUT_DIR
+#   GENERATED_DIR  the generated kernels: conv2d_k{K}.{h,cu} and
+#                  conv1d_{design}_q{Q}.{h,cu}; the K and Q benchmarked are the
+#                  ones found there (a bench with none runs its peers at its
+#                  default sizes)
+#   OUT_DIR        binaries, logs and plots
+# environment: NVCC (default nvcc), ARCH (default sm_90), CONV2D_SIZE (default
+#   "8192 8192"), CONV1D_N (default 134217728 = 2^27), BUILD_ONLY=1 to stop
+#   after building; CUDNN_INCLUDE_DIR / CUDNN_LIB_DIR where cuDNN is elsewhere.
+set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-src="${1:?usage: gpu_bench.sh SOURCES_DIR [OUTPUTS]}"
-outputs="${2:-33554432}"
+usage="usage: scripts/gpu_bench.sh GENERATED_DIR OUT_DIR"
+gen="$(cd "${1:?$usage}" && pwd)" || exit 2
+mkdir -p "${2:?$usage}/build" || exit 2
+out="$(cd "$2" && pwd)"
+build="$out/build"
 nvcc="${NVCC:-nvcc}"
 arch="${ARCH:-sm_90}"
-for dir in "$src"/bench/*_q*; do
-  tag="$(basename "$dir")"            # e.g. sbm_q5
-  design="${tag%_q*}"
-  q="${tag#*_q}"
-  kernel="conv1d_$design"
-  "$nvcc" -O3 -std=c++17 -arch="$arch" -I"$root/runtime" -I"$dir" -DPULSE_KERNEL="$kernel" \
-    -DPULSE_KERNEL_HEADER="\"$kernel.h\"" -DFILTER_Q="$q" "$root/benchmarks/conv1d_bench.cu" "$dir/$kernel.cu" \
-    -o "$dir/bench"
-  "$dir/bench" "$outputs"
+flags=(-O3 -std=c++17 "-arch=$arch" -lineinfo)
+includes=("-I$root/runtime" "-I$gen")
+cuda_home="$(cd "$(dirname "$(command -v "$nvcc")")/.." && pwd)"
+failures=0
+
+# The first directory among the rest that holds $1, or nothing.
+find_in() {
+  local file="$1" dir
+  shift
+  for dir in "$@"; do
+    [[ -n "$dir" && -e "$dir/$file" ]] && { echo "$dir"; return 0; }
+  done
+  return 1
+}
+
+# ---- which generated kernels exist (header and source both) ----------------
+ks=()
+for f in "$gen"/conv2d_k*.cu; do
+  [[ -e "$f" ]] || continue
+  name="$(basename "$f" .cu)"
+  k="${name#conv2d_k}"
+  [[ "$k" =~ ^[0-9]+$ && -f "$gen/$name.h" ]] && ks+=("$k")
 done
+conv1d=()  # {design}_q{Q}
+for f in "$gen"/conv1d_*_q*.cu; do
+  [[ -e "$f" ]] || continue
+  name="$(basename "$f" .cu)"
+  [[ "$name" =~ ^conv1d_[A-Za-z0-9_]+_q[0-9]+$ && -f "$gen/$name.h" ]] && conv1d+=("${name#conv1d_}")
+done
+mapfile -t ks < <(printf '%s\n' "${ks[@]+"${ks[@]}"}" | grep . | sort -n)
+mapfile -t conv1d < <(printf '%s\n' "${conv1d[@]+"${conv1d[@]}"}" | grep . | sort -t q -k2,2n -k1,1)
+mapfile -t qs < <(for n in "${conv1d[@]+"${conv1d[@]}"}"; do echo "${n##*_q}"; done | sort -nu)
+
+conv2d_defs=() conv2d_sources=()
+if [[ ${#ks[@]} -gt 0 ]]; then
+  list=""
+  for k in "${ks[@]}"; do
+    list+="X($k) "
+    conv2d_sources+=("conv2d_k$k")
+    conv2d_defs+=(-include "conv2d_k$k.h")
+  done
+  conv2d_defs+=(-DWITH_PULSE "-DPULSE_KS=${list% }")
+fi
+conv1d_defs=() conv1d_sources=()
+if [[ ${#conv1d[@]} -gt 0 ]]; then
+  list="" qlist=""
+  for n in "${conv1d[@]}"; do
+    list+="X($n) "
+    conv1d_sources+=("conv1d_$n")
+    conv1d_defs+=(-include "conv1d_$n.h")
+  done
+  for q in "${qs[@]}"; do qlist+="X($q) "; done
+  conv1d_defs+=(-DWITH_PULSE "-DPULSE_QS=${qlist% }" "-DPULSE_CONV1D=${list% }")
+fi
+echo "nvcc: $("$nvcc" --version | tail -1), -arch=$arch"
+echo "generated kernels in $gen:"
+echo "  conv2d K: ${ks[*]:-(none: peers only, default K)}"
+echo "  conv1d:   ${conv1d[*]:-(none: peers only, default Q)}"
+
+# ---- libraries: NPP and cuDNN are optional peers ---------------------------
+cuda_includes=("$cuda_home/include" "$cuda_home"/targets/*/include)
+cuda_libs=("$cuda_home/lib64" "$cuda_home/lib" "$cuda_home"/targets/*/lib)
+system_libs=(/usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib)
+conv2d_libs=(-lcufft)
+if npp_inc="$(find_in nppi_filtering_functions.h "${cuda_includes[@]}" /usr/include)" &&
+   npp_lib="$(find_in libnppif.so "${cuda_libs[@]}" "${system_libs[@]}")"; then
+  [[ "$npp_inc" == /usr/include ]] || includes+=("-I$npp_inc")  # never reorder the system directory
+  conv2d_libs+=("-L$npp_lib" "-Xlinker=-rpath=$npp_lib" -lnppif -lnppc)
+  echo "NPP: $npp_inc, $npp_lib"
+else
+  conv2d_defs+=(-DPULSE_BENCH_NO_NPP)
+  echo "NPP: not found, left out"
+fi
+cudnn_inc_dirs=("${CUDNN_INCLUDE_DIR:-}" /usr/include /usr/include/x86_64-linux-gnu "${cuda_includes[@]}")
+cudnn_inc="$(find_in cudnn.h "${cudnn_inc_dirs[@]}")"
+if [[ -z "$cudnn_inc" ]] && v9="$(find_in cudnn_v9.h "${cudnn_inc_dirs[@]}")"; then
+  # Only the versioned headers (their alternatives links missing): link them
+  # under the names cudnn.h includes.
+  cudnn_inc="$build/cudnn_include"
+  mkdir -p "$cudnn_inc"
+  for h in "$v9"/cudnn*_v9.h; do ln -sf "$h" "$cudnn_inc/$(basename "${h/_v9.h/.h}")"; done
+fi
+if [[ -n "$cudnn_inc" ]] &&
+   cudnn_lib="$(find_in libcudnn.so "${CUDNN_LIB_DIR:-}" "${system_libs[@]}" "${cuda_libs[@]}" || find_in libcudnn.so.9 "${CUDNN_LIB_DIR:-}" "${system_libs[@]}" "${cuda_libs[@]}")"; then
+  [[ "$cudnn_inc" == /usr/include ]] || includes+=("-I$cudnn_inc")
+  # libcudnn.so.9 without the unversioned link: name the file itself.
+  cudnn_link=(-lcudnn)
+  [[ -e "$cudnn_lib/libcudnn.so" ]] || cudnn_link=("$cudnn_lib/libcudnn.so.9")
+  conv2d_libs+=("-L$cudnn_lib" "-Xlinker=-rpath=$cudnn_lib" "${cudnn_link[@]}")
+  echo "cuDNN: $cudnn_inc, $cudnn_lib"
+else
+  conv2d_defs+=(-DPULSE_BENCH_NO_CUDNN)
+  echo "cuDNN: not found, left out"
+fi
+
+# ---- build: every translation unit at once, then link ----------------------
+pids=() names=()
+compile() {  # name source: object and log under $build
+  local name="$1" source="$2"
+  shift 2
+  "$nvcc" "${flags[@]}" "${includes[@]}" -Xptxas -v "$@" -c "$source" -o "$build/$name.o" >"$build/$name.log" 2>&1 &
+  pids+=($!) names+=("$name")
+}
+for n in "${conv2d_sources[@]+"${conv2d_sources[@]}"}" "${conv1d_sources[@]+"${conv1d_sources[@]}"}"; do
+  compile "$n" "$gen/$n.cu"
+done
+compile conv2d_bench "$root/benchmarks/conv2d_bench.cu" "${conv2d_defs[@]+"${conv2d_defs[@]}"}"
+compile conv1d_bench "$root/benchmarks/conv1d_bench.cu" "${conv1d_defs[@]+"${conv1d_defs[@]}"}"
+declare -A built
+for i in "${!pids[@]}"; do
+  if wait "${pids[$i]}"; then
+    built[${names[$i]}]=1
+  else
+    echo "FAIL build ${names[$i]} (see $build/${names[$i]}.log):"
+    grep -m5 -i "error" "$build/${names[$i]}.log" | sed 's/^/  /'
+    failures=$((failures + 1))
+  fi
+done
+# The Pulse kernels' ptxas lines: registers, and whether anything spilled.
+for n in "${conv2d_sources[@]+"${conv2d_sources[@]}"}" "${conv1d_sources[@]+"${conv1d_sources[@]}"}"; do
+  [[ -n "${built[$n]:-}" ]] || continue
+  regs="$(grep -o "Used [0-9]* registers" "$build/$n.log" | head -1)"
+  spill="$(grep -o "[0-9]* bytes spill stores" "$build/$n.log" | sort -rn | head -1)"
+  echo "  $n: ${regs:-?}, ${spill:-? spill stores}"
+done
+
+link() {  # bench, then its kernels' names, then -- and libraries
+  local bench="$1" objects=() n
+  shift
+  while [[ $# -gt 0 && "$1" != "--" ]]; do objects+=("$build/$1.o"); shift; done
+  shift
+  for n in "$bench" "${objects[@]+"${objects[@]}"}"; do
+    n="$(basename "$n" .o)"
+    [[ -n "${built[$n]:-}" ]] || { echo "$bench not linked: $n did not build"; return 1; }
+  done
+  "$nvcc" "${flags[@]}" "$build/$bench.o" "${objects[@]+"${objects[@]}"}" "$@" -o "$out/$bench" >"$build/$bench.link.log" 2>&1 || {
+    echo "FAIL link $bench (see $build/$bench.link.log):"
+    sed 's/^/  /' "$build/$bench.link.log" | head -10
+    return 1
+  }
+}
+ok2=0 ok1=0
+link conv2d_bench "${conv2d_sources[@]+"${conv2d_sources[@]}"}" -- "${conv2d_libs[@]}" && ok2=1 || failures=$((failures + 1))
+link conv1d_bench "${conv1d_sources[@]+"${conv1d_sources[@]}"}" -- && ok1=1 || failures=$((failures + 1))
+if [[ "${BUILD_ONLY:-0}" == 1 ]]; then
+  ((ok2)) && echo "built $out/conv2d_bench"
+  ((ok1)) && echo "built $out/conv1d_bench"
+  exit $((failures != 0))
+fi
+
+# ---- run ---------------------------------------------------------------------
+logs=()
+if ((ok2)); then
+  # shellcheck disable=SC2086  # CONV2D_SIZE is "W H"
+  "$out/conv2d_bench" ${CONV2D_SIZE:-8192 8192} 2>&1 | tee "$out/conv2d.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || failures=$((failures + 1))
+  logs+=("$out/conv2d.log")
+fi
+if ((ok1)); then
+  "$out/conv1d_bench" "${CONV1D_N:-134217728}" 2>&1 | tee "$out/conv1d.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || failures=$((failures + 1))
+  logs+=("$out/conv1d.log")
+fi
+if [[ ${#logs[@]} -gt 0 ]]; then
+  if python3 -c "import matplotlib" 2>/dev/null; then
+    python3 "$root/benchmarks/plot_conv.py" "${logs[@]}" -o "$out" || failures=$((failures + 1))
+  else
+    echo "matplotlib not importable: no plots (benchmarks/plot_conv.py ${logs[*]} -o $out draws them)"
+  fi
+fi
+if [[ $failures -ne 0 ]]; then
+  echo "gpu_bench: $failures step(s) failed"
+  exit 1
+fi

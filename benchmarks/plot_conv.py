@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Plots the fraction of the floor reached by each kernel in conv2d_bench and
+conv1d_bench logs.
+
+usage: benchmarks/plot_conv.py LOG... -o DIR
+
+Reads the lines `CSV,<bench>,<kernel>,<K>,<W>,<H>,<ms>,<fraction>,<check>`
+(anything else in the logs is ignored) and writes
+  DIR/conv2d_fraction.png  fraction of the floor against K, one line per kernel
+  DIR/conv1d_fraction.png  a group of bars per Q, one bar per kernel
+Rows whose check is not PASS are left out. A row that appears in several logs
+(the same bench, kernel, K and size) is drawn at its median. When the logs
+hold more than one problem size, each size gets its own line or bar.
+"""
+import argparse
+import collections
+import os
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+
+LABELS = {
+    "pulse": "Pulse",
+    "plain": "plain CUDA",
+    "npp": "NPP",
+    "cudnn": "cuDNN",
+    "cufft": "cuFFT",
+    "pulse_sbm": "Pulse SBM",
+    "pulse_fbs": "Pulse FBS",
+}
+ORDER = ["pulse", "pulse_sbm", "pulse_fbs", "plain", "npp", "cudnn", "cufft"]
+
+
+def read_rows(paths):
+    """{bench: {(kernel, W, H): {K: [fraction, ...]}}} from the PASS rows."""
+    rows = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
+    skipped = 0
+    for path in paths:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if not line.startswith("CSV,"):
+                    continue
+                fields = line.strip().split(",")
+                if len(fields) != 9:
+                    continue
+                _, bench, kernel, k, w, h, _ms, fraction, check = fields
+                try:
+                    value = float(fraction)
+                    key = (kernel, int(w), int(h))
+                    k = int(k)
+                except ValueError:
+                    continue
+                if check != "PASS" or value != value:  # failed, or NaN
+                    skipped += 1
+                    continue
+                rows[bench][key][k].append(value)
+    return rows, skipped
+
+
+def series_order(keys):
+    def rank(key):
+        kernel = key[0]
+        return (ORDER.index(kernel) if kernel in ORDER else len(ORDER), kernel, key[1], key[2])
+
+    return sorted(keys, key=rank)
+
+
+def label(key, several_sizes, bench):
+    kernel, w, h = key
+    text = LABELS.get(kernel, kernel)
+    if several_sizes:
+        text += f" ({w}x{h})" if bench == "conv2d" else f" (N={w})"
+    return text
+
+
+def plot_conv2d(series, path):
+    several = len({(w, h) for _, w, h in series}) > 1
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ks = set()
+    for key in series_order(series):
+        points = sorted((k, statistics.median(v)) for k, v in series[key].items())
+        ks.update(k for k, _ in points)
+        ax.plot([k for k, _ in points], [f for _, f in points], marker="o", label=label(key, several, "conv2d"))
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+    ax.set_xticks(sorted(ks))
+    ax.set_xlabel("filter size K (K x K)")
+    ax.set_ylabel("fraction of the floor")
+    sizes = sorted({(w, h) for _, w, h in series})
+    title = "2-D convolution" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} outputs")
+    ax.set_title(title)
+    ax.set_ylim(0, max(1.3, ax.get_ylim()[1]))  # room for the legend above the floor line
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper center", ncol=3, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_conv1d(series, path):
+    several = len({(w, h) for _, w, h in series}) > 1
+    keys = series_order(series)
+    qs = sorted({q for key in keys for q in series[key]})
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    width = 0.8 / max(1, len(keys))
+    for n, key in enumerate(keys):
+        xs, ys = [], []
+        for i, q in enumerate(qs):
+            if q in series[key]:
+                xs.append(i - 0.4 + width * (n + 0.5))
+                ys.append(statistics.median(series[key][q]))
+        bars = ax.bar(xs, ys, width, label=label(key, several, "conv1d"))
+        if hasattr(ax, "bar_label"):  # matplotlib 3.4 and later
+            ax.bar_label(bars, fmt="%.2f", fontsize=8)
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+    ax.set_xticks(range(len(qs)))
+    ax.set_xticklabels([f"Q={q}" for q in qs])
+    ax.set_ylabel("fraction of the floor")
+    sizes = sorted({w for _, w, _ in series})
+    ax.set_title("1-D convolution" + ("" if several else f", N = {sizes[0]}"))
+    ax.set_ylim(0, max(1.3, ax.get_ylim()[1]))  # room for the legend above the floor line
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper center", ncol=3, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Plot conv2d_bench / conv1d_bench fractions of the floor.")
+    parser.add_argument("logs", nargs="+", help="bench logs holding CSV lines")
+    parser.add_argument("-o", "--out", required=True, help="folder for the PNG files")
+    args = parser.parse_args()
+    rows, skipped = read_rows(args.logs)
+    os.makedirs(args.out, exist_ok=True)
+    if skipped:
+        print(f"plot_conv: left out {skipped} row(s) that did not pass their check")
+    wrote = 0
+    for bench, draw in (("conv2d", plot_conv2d), ("conv1d", plot_conv1d)):
+        if not rows.get(bench):
+            print(f"plot_conv: no {bench} rows")
+            continue
+        path = os.path.join(args.out, f"{bench}_fraction.png")
+        draw(rows[bench], path)
+        print(f"plot_conv: wrote {path}")
+        wrote += 1
+    return 0 if wrote else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
