@@ -50,6 +50,7 @@ public:
             return op->value < 0 ? "(" + text + ")" : text;
         }
         if (const Variable *op = e.as<Variable>()) return hooks.variable(op->name);
+        if (const StringImm *op = e.as<StringImm>()) return "\"" + op->value + "\"";
         if (const Cast *op = e.as<Cast>()) return "((" + c_type(t) + ")" + print(op->value) + ")";
         if (const Add *op = e.as<Add>()) return binary(op->a, "+", op->b);
         if (const Sub *op = e.as<Sub>()) return binary(op->a, "-", op->b);

@@ -6,9 +6,12 @@
 #include <iostream>
 
 #include "CodeGenCM.h"
-#include "CodeGenCuda.h"
+#include "CodeGenCudaKernel.h"
 #include "CodeGenReference.h"
 #include "InputRegions.h"
+#include "KernelExecutor.h"
+#include "KernelPasses.h"
+#include "LowerToKernel.h"
 #include "Interpreter.h"
 #include "Pipeline.h"
 #include "Report.h"
@@ -47,8 +50,13 @@ const char *driver_usage_text() {
            "  --print-systolic    print the lowered systolic program\n"
            "  --simulate          run the systolic simulator and the reference on random inputs; PASS or\n"
            "                      the first mismatching output\n"
+           "  --print-kernel      print the kernel IR (the GPU mapping) after its passes\n"
+           "  --print-after=PASS  print the kernel IR after lower_to_kernel or a kernel pass (or all)\n"
+           "  --execute-kernel    run the kernel IR on the CPU (lanes in lock step) against the reference; PASS\n"
+           "                      or the first mismatching output\n"
            "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
+           "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
            "  -o DIR              output directory of --emit (default .)\n";
 }
 
@@ -59,6 +67,10 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     else if (flag == "--report=text") a.report = true;
     else if (flag == "--print-systolic") a.print_systolic = true;
     else if (flag == "--simulate") a.simulate = true;
+    else if (flag == "--print-kernel") a.print_kernel = true;
+    else if (flag == "--execute-kernel") a.execute_kernel = true;
+    else if (flag.rfind("--print-after=", 0) == 0) a.print_after = flag.substr(14);
+    else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
     else if (flag == "--emit" || flag == "-o") {
         if (i + 1 >= argc) compile_error(flag, " needs a value; see --help");
         std::string v = argv[++i];
@@ -75,7 +87,10 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
 }
 
 int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &a, uint32_t seed) {
-    if (!(a.check || a.report || a.report_json || a.print_systolic || a.simulate || !a.emit.empty())) return 0;
+    if (!(a.check || a.report || a.report_json || a.print_systolic || a.simulate || a.print_kernel || !a.print_after.empty() ||
+          a.execute_kernel || !a.emit.empty())) {
+        return 0;
+    }
     ir::UreProgram program = spec.output.lower();
     if (a.check) {
         auto start = std::chrono::steady_clock::now();
@@ -101,16 +116,48 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
                   << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
         if (!mismatch.empty()) status = 1;
     }
+    if (a.print_kernel || !a.print_after.empty() || a.execute_kernel) {
+        std::vector<std::string> input_order;
+        for (const Input &in : spec.inputs) input_order.push_back(in.name());
+        kir::Kernel kernel = lower_to_kernel(systolic, full_spec_name(spec_name), input_order);
+        if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
+            std::cout << "// ---- kernel IR after lower_to_kernel\n";
+            kir::print(std::cout, kernel);
+        }
+        optimize_kernel(kernel, a.print_after.empty() || a.print_after == "lower_to_kernel" ? nullptr : &std::cout);
+        if (a.print_kernel) kir::print(std::cout, kernel);
+        if (a.execute_kernel) {
+            Buffers inputs = random_input_buffers(program, seed);
+            Buffers expected = ir::realize(program, inputs);
+            Buffers actual = inputs;
+            for (const auto &[name, buffer] : expected) {
+                Halide::Buffer<> poisoned = buffer.copy();
+                poison(poisoned);
+                actual[name] = poisoned;
+            }
+            execute_kernel(kernel, actual);
+            Buffers outputs;
+            for (const auto &[name, buffer] : expected) outputs[name] = actual[name];
+            std::string mismatch = compare_outputs(expected, outputs);
+            std::cout << spec_name << ": execute-kernel (" << systolic.pe_count << " PEs x " << systolic.steps()
+                      << " steps): " << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
+            if (!mismatch.empty()) status = 1;
+        }
+    }
     // Backends: --emit cuda / cm / cm-emu.
     for (const std::string &backend : a.emit) {
         if (backend == "cuda") {
-            // The kernel, its host header, the reference order as C++ and a
-            // harness that checks one against the other on a GPU.
-            std::string name = full_spec_name(spec_name);
+            // The kernel IR, printed as CUDA, with its host header, the
+            // reference order as C++ and a harness that checks one against the other.
+            std::string name = a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name;
             std::vector<std::string> input_order;
             for (const Input &in : spec.inputs) input_order.push_back(in.name());
-            emit_cuda(systolic, name, input_order, a.output_dir);
-            emit_cuda_check(systolic, name, input_order, a.output_dir);
+            kir::Kernel kernel = lower_to_kernel(systolic, name, input_order);
+            optimize_kernel(kernel);
+            CudaKernelSources sources = print_cuda(kernel);
+            write_text_file(a.output_dir, name + ".h", sources.header);
+            write_text_file(a.output_dir, name + ".cu", sources.kernel);
+            write_text_file(a.output_dir, name + "_check.cu", sources.check);
             write_text_file(a.output_dir, name + "_reference.h", emit_reference_cpp(program, name, input_order));
             std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
                       << "_check.cu in " << a.output_dir << "\n";

@@ -19,9 +19,13 @@ struct DriverActions {
     bool report_json = false;
     bool print_systolic = false;
     bool simulate = false;
+    bool print_kernel = false;       ///< the kernel IR after the passes
+    std::string print_after;         ///< a kernel pass name, or "all"
+    bool execute_kernel = false;     ///< run the kernel IR on the CPU against the reference
     std::vector<std::string> emit;   ///< backends to emit: cuda, cm, cm-emu
     std::string output_dir = ".";
-    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || !emit.empty(); }
+    std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
+    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty(); }
 };
 
 /// Help text for the flags parse_driver_flag accepts.

@@ -131,6 +131,13 @@ int64_t UreProgram::domain_size() const {
     return size;
 }
 
+std::vector<Expr> Ure::output_index() const {
+    if (!index.empty()) return index;
+    std::vector<Expr> vars;
+    for (const std::string &a : args) vars.push_back(Variable::make(Int(32), a));
+    return vars;
+}
+
 std::vector<const Ure *> UreProgram::outputs() const {
     std::vector<const Ure *> result;
     for (const Ure &u : ures) {

@@ -45,6 +45,11 @@ struct Ure {
     std::vector<std::string> args;  ///< the Func's arguments, innermost first
     Halide::Expr value;             ///< may contain `undefined_value` where a select has no false value
     bool is_output = false;         ///< defined over a subset of the loops; never read by other UREs
+    /// For outputs: the element written, one affine index per output
+    /// dimension (empty: the arguments themselves, `Out(c, b)`).
+    std::vector<Halide::Expr> index;
+    /// The element an output writes: `index`, or the arguments as variables.
+    std::vector<Halide::Expr> output_index() const;
     Place place = Place::Host;
 };
 

@@ -1,0 +1,566 @@
+#include "LowerToKernel.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "Affine.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Taps and undefined branches of a statement's value.
+
+bool contains_tap(const Expr &e, const sys::Tap &tap) {
+    bool found = false;
+    kir::for_each_call(e, [&](const Call *op) {
+        sys::Tap t;
+        if (sys::is_tap(Expr(op), &t) && t == tap) found = true;
+    });
+    return found;
+}
+
+Expr replace_tap(const Expr &e, const sys::Tap &tap, const Expr &replacement) {
+    return kir::replace_calls(e, [&](const Call *op) -> Expr {
+        sys::Tap t;
+        if (sys::is_tap(Expr(op), &t) && t == tap) return replacement;
+        return Expr();
+    });
+}
+
+/// Where the select tree of `e` ends in the bare `tap` (a pure copy); nothing
+/// if the tap is used any other way.
+std::optional<Expr> copy_condition(const Expr &e, const sys::Tap &tap) {
+    sys::Tap t;
+    if (sys::is_tap(e, &t) && t == tap) return const_true();
+    if (!contains_tap(e, tap)) return const_false();
+    if (const Select *op = e.as<Select>()) {
+        if (contains_tap(op->condition, tap)) return std::nullopt;
+        std::optional<Expr> a = copy_condition(op->true_value, tap), b = copy_condition(op->false_value, tap);
+        if (!a || !b) return std::nullopt;
+        return simplify(select(op->condition, *a, *b));
+    }
+    return std::nullopt;
+}
+
+/// The value a copy chain's source lanes compute: branches ending in the bare tap dropped.
+Expr source_value(const Expr &e, const sys::Tap &tap) {
+    if (const Select *op = e.as<Select>()) {
+        std::optional<Expr> a = copy_condition(op->true_value, tap), b = copy_condition(op->false_value, tap);
+        if (b && is_const_one(*b)) return source_value(op->true_value, tap);
+        if (a && is_const_one(*a)) return source_value(op->false_value, tap);
+        return select(op->condition, source_value(op->true_value, tap), source_value(op->false_value, tap));
+    }
+    return replace_tap(e, tap, make_zero(e.type()));
+}
+
+/// False in the branches of selects that end in `undefined`, true elsewhere.
+Expr defined_condition(const Expr &e) {
+    if (ir::is_undefined_value(e)) return const_false();
+    if (const Select *op = e.as<Select>()) {
+        return simplify(select(op->condition, defined_condition(op->true_value), defined_condition(op->false_value)));
+    }
+    return const_true();
+}
+
+/// `e` with every `undefined` replaced by zero (stores are guarded by defined_condition).
+Expr zero_undefined(const Expr &e) {
+    return kir::replace_calls(e, [&](const Call *op) -> Expr {
+        return ir::is_undefined_value(op) ? make_zero(op->type) : Expr();
+    });
+}
+
+std::vector<sys::Tap> taps_in(const Expr &e) {
+    std::vector<sys::Tap> taps;
+    kir::for_each_call(e, [&](const Call *op) {
+        sys::Tap t;
+        if (sys::is_tap(Expr(op), &t) && std::find(taps.begin(), taps.end(), t) == taps.end()) taps.push_back(t);
+    });
+    return taps;
+}
+
+// ---------------------------------------------------------------------------
+// Straight-line code: a list of lets and statements, nested at the end.
+
+struct Item {
+    std::string name;  ///< a let when not empty
+    Expr value;
+    Stmt stmt;
+};
+
+Stmt build(const std::vector<Item> &items, Stmt tail = Stmt()) {
+    Stmt body = tail.defined() ? tail : Evaluate::make(0);
+    for (size_t i = items.size(); i-- > 0;) {
+        const Item &it = items[i];
+        if (!it.name.empty()) body = LetStmt::make(it.name, it.value, body);
+        else body = Block::make(it.stmt, body);
+    }
+    return body;
+}
+
+// ---------------------------------------------------------------------------
+// The loops outside the array.
+
+struct SequentialLoop {
+    std::string var;
+    int64_t min = 0;
+    Expr extent;             ///< run-time (Serial) or constant (Unrolled)
+    bool unrolled = false;
+};
+
+struct LoopPlan {
+    std::vector<kir::GridLoop> grid;             ///< innermost first
+    std::vector<SequentialLoop> sequential;      ///< outermost first
+    /// Original instance loop variable -> its value over the split loops.
+    std::vector<std::pair<std::string, Expr>> definitions;
+};
+
+std::string fits_warp_hint(const ir::UreProgram &source) {
+    std::ostringstream hint;
+    if (!source.schedule.transform || source.schedule.transform->matrix.empty()) return "";
+    const ir::SpaceTimeTransform &st = *source.schedule.transform;
+    const std::vector<int64_t> &row = st.matrix.front();
+    int64_t span = 0;
+    for (size_t i = 0; i < row.size(); i++) span += std::abs(row[i]) * (source.loop(st.source_loops[i]).extent - 1);
+    for (size_t i = 0; i < row.size(); i++) {
+        if (row[i] == 0) continue;
+        const ir::Loop &loop = source.loop(st.source_loops[i]);
+        int64_t others = span - std::abs(row[i]) * (loop.extent - 1);
+        int64_t fit = (kir::warp_size - 1 - others) / std::abs(row[i]) + 1;
+        if (fit >= 1) hint << "; " << loop.var << " fits with extent <= " << fit << " (set_bounds)";
+        else hint << "; " << loop.var << " cannot fit without shrinking the other space loops";
+    }
+    return hint.str();
+}
+
+class KernelLowering {
+public:
+    KernelLowering(const sys::SystolicProgram &p, const std::string &n, const std::vector<std::string> &order)
+        : program(p), source(p.source), name(n) {
+        kernel.name = n;
+        kernel.pe_count = p.pe_count;
+        kernel.pe_min = p.pe_min;
+        kernel.space_var = p.space_var;
+        for (const std::string &in : order) {
+            const ir::InputDecl &d = source.input(in);
+            kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, {}, {}});
+        }
+        for (const ir::Ure *u : source.outputs()) {
+            kernel.buffers.push_back(kir::BufferArg{u->name, u->type, (int)u->output_index().size(), true,
+                                                    kir::Placement::Global, {}, {}});
+        }
+    }
+
+    kir::Kernel run() {
+        check_fits_warp();
+        check_stagings();
+        plan_loops();
+        // The marker tells later passes where one array instance's straight-line code starts.
+        Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, instance_body());
+        // Per-thread serial loops, innermost built first.
+        for (size_t i = plan.sequential.size(); i-- > 0;) {
+            const SequentialLoop &l = plan.sequential[i];
+            if (!l.unrolled) body = For::make(l.var, (int)l.min, cast(Int(32), l.extent), ForType::Serial, DeviceAPI::None, body);
+        }
+        // The warp's grid point, innermost fastest.
+        std::vector<Item> decode;
+        Expr rest = kir::warp_index();
+        for (size_t i = 0; i < plan.grid.size(); i++) {
+            const kir::GridLoop &g = plan.grid[i];
+            Expr extent = max(cast(Int(64), g.extent), 1);
+            Expr value = i + 1 < plan.grid.size() ? rest % extent : rest;
+            decode.push_back({g.var, cast(Int(32), value + make_const(Int(64), g.min)), Stmt()});
+            if (i + 1 < plan.grid.size()) {
+                std::string r = "warp.rest" + std::to_string(i);
+                decode.push_back({r, rest / extent, Stmt()});
+                rest = Variable::make(Int(64), r);
+            }
+        }
+        kernel.grid = plan.grid;
+        body = build(decode, body);
+        kernel.body = simplify(body);
+        kernel.description = describe();
+        return kernel;
+    }
+
+private:
+    const sys::SystolicProgram &program;
+    const ir::UreProgram &source;
+    std::string name;
+    kir::Kernel kernel;
+    LoopPlan plan;
+
+    void check_fits_warp() const {
+        if (program.pe_count <= kir::warp_size) return;
+        compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
+                      program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]), more than the ", kir::warp_size,
+                      " lanes of a warp; arrays spanning several warps are not supported yet", fits_warp_hint(source));
+    }
+
+    /// Stagings the mapping honours: an input kept in registers (a window of a
+    /// per-thread loop, or a small lane-uniform input in the constant bank),
+    /// which the load passes provide. Every other request is refused.
+    void check_stagings() const {
+        for (const ir::Staging &s : source.schedule.stagings) {
+            bool is_input = false;
+            for (const ir::InputDecl &in : source.inputs) is_input |= in.name == s.source;
+            if (!is_input) {
+                compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): staging a Func is not supported; ",
+                              "stage an input instead");
+            }
+            if (s.memory && *s.memory != MemoryType::Register) {
+                compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, ").store_in(", to_string(*s.memory),
+                              "): only MemoryType::Register is supported (inputs read across a per-thread loop are kept in a "
+                              "register window, small lane-uniform inputs in the constant bank)");
+            }
+        }
+    }
+
+    /// The run-time extent of instance loop `v`, from the output extents.
+    Expr derived_extent(const ir::Loop &v) const {
+        Expr best;
+        int vi = source.loop_index(v.var);
+        for (const ir::Ure *u : source.outputs()) {
+            std::vector<Expr> index = u->output_index();
+            for (size_t d = 0; d < index.size(); d++) {
+                std::optional<AffineForm> f = to_affine(index[d], source.loops);
+                if (!f || f->coefficient[vi] <= 0) continue;
+                int64_t a = f->coefficient[vi], lo = f->constant;
+                bool bounded = true;
+                for (size_t i = 0; i < source.loops.size(); i++) {
+                    if ((int)i == vi || f->coefficient[i] == 0) continue;
+                    const ir::Loop &l = source.loops[i];
+                    bool is_instance = false;
+                    for (const ir::Loop &il : program.instance_loops) is_instance |= il.var == l.var;
+                    if (is_instance && f->coefficient[i] < 0) bounded = false;
+                    lo += std::min(f->coefficient[i] * l.min, f->coefficient[i] * l.max());
+                    if (is_instance) lo += 0;
+                }
+                if (!bounded) continue;
+                // Largest v with a*v + lo <= min + extent - 1.
+                Expr top = kir::buffer_min(u->name, (int)d) + kir::buffer_extent(u->name, (int)d) - make_const(Int(64), 1 + lo);
+                Expr e = max(top / make_const(Int(64), a) - make_const(Int(64), v.min - 1), make_const(Int(64), 0));
+                best = best.defined() ? max(best, e) : e;
+            }
+        }
+        if (!best.defined()) {
+            compile_error("kernel ", name, ": the extent of loop '", v.var, "' (outside the array) is a run-time size, taken from ",
+                          "an output index of the form a*", v.var, " + ..., a > 0; no output is indexed so: index an output ",
+                          "by '", v.var, "'");
+        }
+        return simplify(best);
+    }
+
+    void plan_loops() {
+        const ir::Schedule &s = source.schedule;
+        if (!s.gpu_threads.empty()) {
+            compile_error("kernel ", name, ": gpu_threads is not supported: lanes are the array's PEs and each warp runs ",
+                          "instances on its own; map instance loops to warps with gpu_blocks");
+        }
+        // Instance loops after tiling, innermost first, and their extents.
+        struct Piece { std::string var; int64_t min; Expr extent; bool constant; };
+        std::vector<Piece> pieces;
+        std::set<std::string> transform_loops(s.transform->source_loops.begin(), s.transform->source_loops.end());
+        for (const ir::Tile &t : s.tiles) {
+            if (transform_loops.count(t.var)) {
+                compile_error("kernel ", name, ": tile(", t.var, ", ...): '", t.var, "' is a source loop of the space-time ",
+                              "transform; tile only loops outside the array (choose the array's size with set_bounds)");
+            }
+        }
+        for (const ir::Loop &l : program.instance_loops) {
+            Expr extent = derived_extent(l);
+            const ir::Tile *tile = nullptr;
+            for (const ir::Tile &t : s.tiles) if (t.var == l.var) tile = &t;
+            if (!tile) {
+                pieces.push_back({l.var, l.min, extent, false});
+                plan.definitions.push_back({l.var, Expr()});
+                continue;
+            }
+            if (tile->factor < 1) compile_error("kernel ", name, ": tile(", l.var, ") factor ", tile->factor, " must be positive");
+            pieces.push_back({tile->inner, 0, make_const(Int(64), tile->factor), true});
+            pieces.push_back({tile->outer, 0, simplify((extent + make_const(Int(64), tile->factor - 1)) / make_const(Int(64), tile->factor)), false});
+            Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)l.min;
+            plan.definitions.push_back({l.var, value});
+        }
+        std::set<std::string> known;
+        for (const Piece &p : pieces) known.insert(p.var);
+        for (const std::string &g : s.gpu_blocks) {
+            if (!known.count(g)) {
+                compile_error("kernel ", name, ": gpu_blocks(", g, "): '", g, "' is not a loop outside the array (",
+                              "the loops outside are the instance loops and the loops tile makes of them)");
+            }
+        }
+        auto is_grid = [&](const Piece &p) {
+            if (s.gpu_blocks.empty()) return !p.constant;
+            return std::find(s.gpu_blocks.begin(), s.gpu_blocks.end(), p.var) != s.gpu_blocks.end();
+        };
+        // Grid loops in gpu_blocks order (innermost first) when given.
+        if (!s.gpu_blocks.empty()) {
+            for (const std::string &g : s.gpu_blocks) {
+                for (const Piece &p : pieces) {
+                    if (p.var == g) plan.grid.push_back({p.var, p.min, p.extent});
+                }
+            }
+        } else {
+            for (const Piece &p : pieces) if (is_grid(p)) plan.grid.push_back({p.var, p.min, p.extent});
+        }
+        // Sequential loops: reorder's order if given, else the nest's; serial
+        // loops outside unrolled ones.
+        std::vector<Piece> seq;
+        for (const Piece &p : pieces) if (!is_grid(p)) seq.push_back(p);
+        if (!s.reorder.empty()) {
+            std::vector<Piece> ordered;
+            for (const std::string &r : s.reorder) {
+                for (const Piece &p : seq) if (p.var == r) ordered.push_back(p);
+            }
+            for (const Piece &p : seq) {
+                if (std::find(s.reorder.begin(), s.reorder.end(), p.var) == s.reorder.end()) ordered.push_back(p);
+            }
+            seq = ordered;
+        }
+        for (size_t i = seq.size(); i-- > 0;) {
+            if (!seq[i].constant) plan.sequential.push_back({seq[i].var, seq[i].min, seq[i].extent, false});
+        }
+        for (size_t i = seq.size(); i-- > 0;) {
+            if (seq[i].constant) plan.sequential.push_back({seq[i].var, seq[i].min, seq[i].extent, true});
+        }
+        for (size_t i = 0; i + 1 < plan.sequential.size(); i++) {
+            if (plan.sequential[i].unrolled && !plan.sequential[i + 1].unrolled) {
+                compile_error("kernel ", name, ": internal: a serial loop inside an unrolled one");
+            }
+        }
+    }
+
+    // ---- the array's steps ------------------------------------------------
+
+    /// One unrolled copy of the array body: the values of its per-thread loops.
+    struct Copy {
+        std::string tag;
+        std::map<std::string, Expr> values;  ///< substitution for the statements
+    };
+
+    std::string ssa(const std::string &var, const Copy &copy, int64_t t) const {
+        return var + copy.tag + ".t" + std::to_string(t - program.time_min);
+    }
+
+    const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }
+
+    /// Replaces input reads by guarded loads.
+    Expr lower_loads(const Expr &e) const {
+        return kir::replace_calls(e, [&](const Call *op) -> Expr {
+            std::string in = ir::input_callee(Expr(op));
+            if (in.empty()) return Expr();
+            std::vector<Expr> coords;
+            for (const Expr &a : op->args) coords.push_back(lower_loads(a));
+            const kir::BufferArg &b = buffer(in);
+            return kir::load(op->type, in, kir::in_bounds(b, coords), coords);
+        });
+    }
+
+    Stmt instance_body() {
+        // The unrolled copies: every combination of the unrolled loops' values.
+        std::vector<Copy> copies{Copy{"", {}}};
+        for (const SequentialLoop &l : plan.sequential) {
+            if (!l.unrolled) continue;
+            const int64_t *n = as_const_int(l.extent);
+            if (!n) compile_error("internal: unrolled loop ", l.var, " has no constant extent");
+            std::vector<Copy> next;
+            for (const Copy &c : copies) {
+                for (int64_t k = 0; k < *n; k++) {
+                    Copy d = c;
+                    d.tag += "." + l.var + std::to_string(k);
+                    d.values[l.var] = make_const(Int(32), l.min + k);
+                    next.push_back(d);
+                }
+            }
+            copies = next;
+        }
+        if (program.steps() * (int64_t)copies.size() > kernel_unroll_limit) {
+            compile_error("kernel ", name, ": the array runs ", program.steps(), " steps", copies.size() > 1 ? " times " : "",
+                          copies.size() > 1 ? std::to_string(copies.size()) + " unrolled iterations" : std::string(),
+                          "; the kernel unrolls them and holds at most ", kernel_unroll_limit,
+                          ": shrink the loops of the transform (set_bounds) or the tile factor");
+        }
+        for (Copy &c : copies) {
+            for (const auto &[var, value] : plan.definitions) {
+                if (value.defined()) c.values[var] = simplify(substitute(c.values, value));
+            }
+        }
+        std::vector<Item> items;
+        for (int64_t t = program.time_min; t <= program.time_max; t++) {
+            for (const Copy &c : copies) lower_step(t, c, items);
+        }
+        return build(items);
+    }
+
+    void lower_step(int64_t t, const Copy &copy, std::vector<Item> &items) {
+        std::map<std::string, Expr> at = copy.values;
+        at[program.time_var] = make_const(Int(32), t);
+        Expr lane = Variable::make(Int(32), kir::lane_var);
+        Expr active = simplify(lane < (int)program.pe_count && substitute(at, program.has_preimage));
+        std::string active_name = "active" + copy.tag + ".t" + std::to_string(t - program.time_min);
+        bool active_used = false;
+        Expr active_var = Variable::make(Bool(), active_name);
+        std::vector<Item> step;
+        std::set<std::string> shuffled;
+
+        // A tap of an earlier step: its value, shuffled from lane - dp.
+        auto earlier = [&](const sys::Tap &tap) -> Expr {
+            const sys::Variable &v = program.variable(tap.var);
+            if (t - tap.dt < program.time_min) return make_zero(v.type);  // never read where it matters (validator)
+            Expr value = Variable::make(v.type, ssa(tap.var, copy, t - tap.dt));
+            if (tap.dp == 0) return value;
+            if (std::abs(tap.dp) >= kir::warp_size) compile_error("kernel ", name, ": tap of ", tap.var, " moves ", tap.dp, " lanes, further than a warp");
+            std::string n = ssa(tap.var, copy, t - tap.dt) + (tap.dp > 0 ? ".up" : ".down") + std::to_string(std::abs(tap.dp));
+            if (shuffled.insert(n).second) {
+                step.push_back({n, kir::lane_shift(value, tap.dp), Stmt()});
+            }
+            return Variable::make(v.type, n);
+        };
+        auto resolve_earlier = [&](Expr e) {
+            for (const sys::Tap &tap : taps_in(e)) {
+                if (tap.dt >= 1) e = replace_tap(e, tap, earlier(tap));
+                else if (tap.dp == 0) e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, t)));
+            }
+            return e;
+        };
+
+        for (const sys::Statement &st : program.statements) {
+            Expr value = simplify(substitute(at, st.value));
+            if (st.is_output) {
+                Expr defined = defined_condition(value);
+                Expr stored = lower_loads(resolve_earlier(zero_undefined(value)));
+                std::vector<Expr> coords;
+                for (const Expr &i : st.output_index) coords.push_back(simplify(substitute(at, i)));
+                const kir::BufferArg &out = buffer(st.ure);
+                Expr cond = simplify(active_var && defined);
+                active_used = true;
+                step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
+                continue;
+            }
+            std::vector<sys::Tap> chains;
+            for (const sys::Tap &tap : taps_in(value)) {
+                if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
+            }
+            Expr result;
+            const std::string own_name = ssa(st.ure, copy, t);
+            if (chains.empty()) {
+                result = lower_loads(resolve_earlier(value));
+            } else if (chains.size() != 1 || chains[0].var != st.ure) {
+                // A same-step read of another variable along the lanes: that
+                // variable is final already; one shuffle reads it.
+                for (const sys::Tap &tap : chains) {
+                    if (tap.var == st.ure) compile_error("kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
+                    Expr now = Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, t));
+                    std::string n = ssa(tap.var, copy, t) + (tap.dp > 0 ? ".up" : ".down") + std::to_string(std::abs(tap.dp));
+                    if (shuffled.insert(n).second) {
+                        step.push_back({n, kir::lane_shift(now, tap.dp), Stmt()});
+                    }
+                    value = replace_tap(value, tap, Variable::make(now.type(), n));
+                }
+                result = lower_loads(resolve_earlier(value));
+            } else {
+                const sys::Tap tap = chains[0];
+                std::optional<Expr> copies_where = copy_condition(value, tap);
+                Expr from_source = copies_where ? simplify(source_value(value, tap)) : Expr();
+                if (copies_where && !expr_uses_var(from_source, program.space_var) && !expr_uses_var(from_source, kir::lane_var)) {
+                    // A copy chain of a value that is the same on every lane
+                    // (a broadcast): each lane computes it in place.
+                    result = lower_loads(resolve_earlier(from_source));
+                } else if (copies_where) {
+                    // Each lane takes the value of the nearest source lane
+                    // l - k*dp; the validator guarantees the lanes between
+                    // are active copies.
+                    Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type))));
+                    std::string own_n = own_name + ".own", from_n = own_name + ".from";
+                    step.push_back({own_n, own, Stmt()});
+                    active_used = true;
+                    step.push_back({from_n, kir::chain_source(simplify(active_var && !*copies_where), tap.dp), Stmt()});
+                    Expr from = Variable::make(Int(32), from_n);
+                    result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
+                } else {
+                    // The chain flows through arithmetic: one hop per round
+                    // until the longest chain of the array is covered.
+                    int64_t rounds = (program.pe_count - 1) / std::abs(tap.dp) + 1;
+                    Expr body = lower_loads(resolve_earlier(value));
+                    std::string prev = own_name + ".round0";
+                    step.push_back({prev, make_zero(st.type), Stmt()});
+                    for (int64_t r = 1; r <= rounds; r++) {
+                        std::string heard = own_name + ".heard" + std::to_string(r);
+                        step.push_back({heard, kir::lane_shift(Variable::make(st.type, prev), tap.dp), Stmt()});
+                        std::string next = own_name + ".round" + std::to_string(r);
+                        step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
+                        prev = next;
+                    }
+                    result = Variable::make(st.type, prev);
+                }
+            }
+            if (program.check_time) {
+                active_used = true;
+                result = select(active_var, result, make_zero(st.type));
+            }
+            step.push_back({own_name, result, Stmt()});
+        }
+        if (active_used) items.push_back({active_name, active, Stmt()});
+        items.insert(items.end(), step.begin(), step.end());
+    }
+
+    std::string describe() const {
+        std::ostringstream s;
+        s << name << ": a software systolic array generated by Pulse.\n\n";
+        s << "UREs (loops, innermost first:";
+        for (const ir::Loop &l : source.loops) s << " " << l.var << " in [" << l.min << ", " << l.max() << "]";
+        s << "):\n";
+        for (const ir::Ure &u : source.ures) {
+            s << "  " << u.name << "(";
+            for (size_t i = 0; i < u.args.size(); i++) s << (i ? ", " : "") << u.args[i];
+            s << ") = " << ir::to_source(u.value) << "\n";
+        }
+        const ir::SpaceTimeTransform &st = *source.schedule.transform;
+        s << "Space-time transform" << (st.check_time ? " (CheckTime)" : "") << ":\n";
+        for (size_t r = 0; r < st.matrix.size(); r++) {
+            s << "  " << st.destination_loops[r] << " =";
+            bool first = true;
+            for (size_t i = 0; i < st.matrix[r].size(); i++) {
+                int64_t a = st.matrix[r][i];
+                if (a == 0) continue;
+                s << (first ? (a < 0 ? " -" : " ") : (a < 0 ? " - " : " + "));
+                if (std::abs(a) != 1) s << std::abs(a) << "*";
+                s << st.source_loops[i];
+                first = false;
+            }
+            if (first) s << " 0";
+            s << "\n";
+        }
+        s << "Array: " << program.pe_count << " PEs (lane = " << program.space_var << " - " << program.pe_min << "), "
+          << program.steps() << " steps, unrolled.\n";
+        s << "Grid: one warp per";
+        if (plan.grid.empty()) s << " kernel (a single instance)";
+        for (const kir::GridLoop &g : plan.grid) s << " " << g.var;
+        s << "; per-thread loops:";
+        if (plan.sequential.empty()) s << " none";
+        for (const SequentialLoop &l : plan.sequential) s << " " << l.var << (l.unrolled ? " (unrolled)" : "");
+        s << ".\nRegisters per lane: the values of earlier steps each tap reads (dp lanes away by a shuffle):\n";
+        for (const sys::Variable &v : program.variables) {
+            s << "  " << v.name << ": " << sys::to_string(v.dataflow) << ", history " << v.history << ";";
+            for (const sys::Tap &t : v.taps) s << " (dp " << t.dp << ", dt " << t.dt << ")";
+            s << "\n";
+        }
+        return s.str();
+    }
+};
+
+}  // namespace
+
+kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
+                            const std::vector<std::string> &input_order) {
+    return KernelLowering(program, name, input_order).run();
+}
+
+}  // namespace pulse
