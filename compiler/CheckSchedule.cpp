@@ -8,12 +8,11 @@ void check_schedule(const ir::UreProgram &p) {
     for (const ir::Tile &t : p.schedule.tiles) {
         auto it = extents.find(t.var);
         if (it == extents.end()) compile_error(p.name, ".tile(", t.var, "): '", t.var, "' has no extent");
-        if (it->second % t.factor != 0) {
-            compile_error(p.name, ".tile(", t.var, ", ", t.outer, ", ", t.inner, ", ", t.factor, "): the factor ", t.factor,
-                          " does not divide the extent ", it->second, " of loop '", t.var,
-                          "'; pick a factor that divides it or change the bounds");
+        if (t.factor < 1) {
+            compile_error(p.name, ".tile(", t.var, ", ", t.outer, ", ", t.inner, ", ", t.factor, "): the factor must be positive");
         }
-        extents[t.outer] = it->second / t.factor;
+        // A factor need not divide the extent: the last tile is partial and guarded.
+        extents[t.outer] = (it->second + t.factor - 1) / t.factor;
         extents[t.inner] = t.factor;
     }
     for (const ir::Staging &s : p.schedule.stagings) {

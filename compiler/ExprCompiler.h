@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "UreProgram.h"
+#include "Scalar.h"
 
 namespace pulse {
 
@@ -17,11 +18,12 @@ struct EvalState {
     bool undefined = false;           ///< set when an undefined select branch was taken
 };
 
-/// Values of every type are carried as double and rounded to their Halide type
-/// after each operation, which gives exactly the results of float32 / int32
-/// arithmetic (double holds every int32, and a float32 +,-,*,/ computed in
-/// double and rounded once is correctly rounded).
-using Closure = std::function<double(EvalState &)>;
+/// A compiled expression. Its result is exact for its Halide type: integers
+/// wrap around at their width (unsigned and signed alike, as Halide defines
+/// it), int64 and uint64 are exact, signed division and modulo are Euclidean
+/// (Halide's: the remainder is never negative; x / 0 = x % 0 = 0), float32
+/// arithmetic is done in float, float64 in double.
+using Closure = std::function<Scalar(EvalState &)>;
 
 struct ExprCompilerHooks {
     /// Slot of a variable in EvalState::coords; throws if unknown.
@@ -35,7 +37,9 @@ struct ExprCompilerHooks {
 /// Compiles `e`. Throws CompileError for an operation Pulse does not evaluate.
 Closure compile_expr(const Halide::Expr &e, const ExprCompilerHooks &hooks);
 
-/// Rounds `v` to what a value of type `t` holds (float32 rounding, integer wrap-around).
+/// Rounds `v` to what a value of type `t` holds (float32 rounding, integer
+/// wrap-around), in double: exact only where double holds the result (kept
+/// for callers that compute in double; Scalar::normalize is exact).
 double round_to_type(double v, Halide::Type t);
 
 }  // namespace pulse

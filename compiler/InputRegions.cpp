@@ -1,6 +1,7 @@
 #include "InputRegions.h"
 
 #include <random>
+#include <type_traits>
 
 #include "Affine.h"
 
@@ -42,6 +43,7 @@ auto dispatch(Halide::Type t, F f) {
     if (t == Halide::UInt(8)) return f(uint8_t());
     if (t == Halide::UInt(16)) return f(uint16_t());
     if (t == Halide::UInt(32)) return f(uint32_t());
+    if (t == Halide::UInt(64)) return f(uint64_t());
     if (t == Halide::Bool()) return f(bool());
     std::ostringstream s;
     s << t;
@@ -49,13 +51,28 @@ auto dispatch(Halide::Type t, F f) {
 }
 }  // namespace
 
-double load_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {
-    return dispatch(b.type(), [&](auto tag) { return (double)*element_address<decltype(tag)>(b, coords); });
+Scalar load_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {
+    return dispatch(b.type(), [&](auto tag) {
+        using T = decltype(tag);
+        const T v = *element_address<T>(b, coords);
+        if constexpr (std::is_same_v<T, bool>) return Scalar::of_bool(v);
+        else if constexpr (std::is_same_v<T, float>) return Scalar::of_float(v);
+        else if constexpr (std::is_same_v<T, double>) return Scalar::of_double(v);
+        else if constexpr (std::is_signed_v<T>) return Scalar::of_int(v);
+        else return Scalar::of_uint(v);
+    });
 }
 
-void store_element(Halide::Buffer<> &b, const std::vector<int> &coords, double value) {
+void store_element(Halide::Buffer<> &b, const std::vector<int> &coords, Scalar value) {
+    const Scalar v = Scalar::normalize(value, b.type());
     dispatch(b.type(), [&](auto tag) {
-        *element_address<decltype(tag)>(b, coords) = (decltype(tag))value;
+        using T = decltype(tag);
+        T &element = *element_address<T>(b, coords);
+        if constexpr (std::is_same_v<T, bool>) element = v.is_true();
+        else if constexpr (std::is_same_v<T, float>) element = v.as_float();
+        else if constexpr (std::is_same_v<T, double>) element = v.as_double();
+        else if constexpr (std::is_signed_v<T>) element = (T)v.as_int();
+        else element = (T)v.as_uint();
         return 0;
     });
 }

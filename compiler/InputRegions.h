@@ -3,6 +3,7 @@
 #define PULSE_INPUT_REGIONS_H
 
 #include "UreProgram.h"
+#include "Scalar.h"
 
 namespace pulse {
 
@@ -20,10 +21,13 @@ std::map<std::string, std::vector<IndexRange>> infer_input_regions(const ir::Ure
 /// floats uniform in [-1, 1] away from 0, integers in [-9, 9] \ {0}.
 Buffers random_input_buffers(const ir::UreProgram &program, uint32_t seed);
 
-/// Reads element `coords` of `buffer` as a double (any element type Pulse uses).
-double load_element(const Halide::Buffer<> &buffer, const std::vector<int> &coords);
-/// Writes element `coords` of `buffer`, converting from double.
-void store_element(Halide::Buffer<> &buffer, const std::vector<int> &coords, double value);
+/// Reads element `coords` of `buffer` exactly (bool, (u)int8/16/32/64,
+/// float32, float64); the Scalar converts to double for callers that want one.
+Scalar load_element(const Halide::Buffer<> &buffer, const std::vector<int> &coords);
+/// Writes element `coords` of `buffer`: `value` (of any kind; a double
+/// converts implicitly) becomes the element type as Scalar::normalize says
+/// (integers wrap to the element's width, float32 rounds once).
+void store_element(Halide::Buffer<> &buffer, const std::vector<int> &coords, Scalar value);
 
 }  // namespace pulse
 

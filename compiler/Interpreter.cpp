@@ -1,5 +1,7 @@
 #include "Interpreter.h"
 
+#include "Affine.h"
+
 #include <sstream>
 
 #include "ExprCompiler.h"
@@ -32,7 +34,7 @@ namespace {
 enum State : uint8_t { NotComputed = 0, Defined = 1, Undefined = 2 };
 
 struct Storage {
-    std::vector<double> values;
+    std::vector<Scalar> values;
     std::vector<uint8_t> state;
 };
 
@@ -49,7 +51,7 @@ public:
         total = s;
         check_inputs();
         for (const Ure &u : p.ures) {
-            if (!u.is_output) storage[u.name] = Storage{std::vector<double>(total), std::vector<uint8_t>(total, NotComputed)};
+            if (!u.is_output) storage[u.name] = Storage{std::vector<Scalar>(total), std::vector<uint8_t>(total, NotComputed)};
         }
         for (const Ure &u : p.ures) compiled.push_back(compile(u));
     }
@@ -69,25 +71,31 @@ public:
         std::vector<Buffer<>> out_buffers;
         std::vector<std::vector<int64_t>> writer;  // per output element: the point index that wrote it, or -1
         std::vector<const Ure *> outs;
+        // Each output's box: the range of its (affine) index over the domain.
+        std::vector<std::vector<AffineForm>> out_forms;
+        std::vector<std::vector<std::pair<int64_t, int64_t>>> out_boxes;
         for (const Ure &u : program.ures) {
             if (!u.is_output) continue;
             std::vector<int> sizes;
+            std::vector<AffineForm> forms;
+            std::vector<std::pair<int64_t, int64_t>> box;
             int64_t count = 1;
-            for (const std::string &a : u.args) {
-                sizes.push_back((int)program.loop(a).extent);
-                count *= program.loop(a).extent;
+            for (const Expr &e : u.output_index()) {
+                std::optional<AffineForm> f = to_affine(e, program.loops);
+                if (!f) evaluation_error("output ", u.name, ": index ", ir::to_source(e), " is not affine in the loops");
+                box.push_back(f->range(program.loops));
+                forms.push_back(*f);
+                int64_t extent = box.back().second - box.back().first + 1;
+                sizes.push_back((int)extent);
+                count *= extent;
             }
             Buffer<> b(u.type, sizes, u.name);
-            for (size_t d = 0; d < u.args.size(); d++) b.raw_buffer()->dim[d].min = (int)program.loop(u.args[d]).min;
+            for (size_t d = 0; d < box.size(); d++) b.raw_buffer()->dim[d].min = (int)box[d].first;
             out_buffers.push_back(b);
             writer.emplace_back(count, -1);
             outs.push_back(&u);
-        }
-        std::vector<std::vector<int>> out_dims;  // loop index of each output argument
-        for (const Ure *u : outs) {
-            std::vector<int> dims;
-            for (const std::string &a : u->args) dims.push_back(program.loop_index(a));
-            out_dims.push_back(dims);
+            out_forms.push_back(forms);
+            out_boxes.push_back(box);
         }
         std::vector<int> out_coords;
         for (int64_t count = 0; count < total; count++) {
@@ -98,7 +106,7 @@ public:
             for (size_t k = 0; k < program.ures.size(); k++) {
                 const Ure &u = program.ures[k];
                 state.undefined = false;
-                double v = compiled[k](state);
+                Scalar v = compiled[k](state);
                 if (!u.is_output) {
                     Storage &st = *storage_of[k];
                     st.values[index] = v;
@@ -107,14 +115,14 @@ public:
                 }
                 size_t o = out_i++;
                 if (state.undefined) continue;
-                const std::vector<int> &dims = out_dims[o];
-                out_coords.resize(dims.size());
+                const std::vector<AffineForm> &forms = out_forms[o];
+                out_coords.resize(forms.size());
                 int64_t element = 0, stride = 1;
-                for (size_t d = 0; d < dims.size(); d++) {
-                    const Loop &l = program.loops[dims[d]];
-                    out_coords[d] = (int)coords[dims[d]];
-                    element += (coords[dims[d]] - l.min) * stride;
-                    stride *= l.extent;
+                for (size_t d = 0; d < forms.size(); d++) {
+                    int64_t c = forms[d].evaluate(coords);
+                    out_coords[d] = (int)c;
+                    element += (c - out_boxes[o][d].first) * stride;
+                    stride *= out_boxes[o][d].second - out_boxes[o][d].first + 1;
                 }
                 if (writer[o][element] >= 0) {
                     std::vector<int64_t> other = decode(writer[o][element]);
@@ -141,10 +149,9 @@ public:
                 if (writer[o][e] < 0) {
                     std::vector<int> c;
                     int64_t rest = (int64_t)e;
-                    for (int dim : out_dims[o]) {
-                        const Loop &l = program.loops[dim];
-                        c.push_back((int)(l.min + rest % l.extent));
-                        rest /= l.extent;
+                    for (const auto &[lo, hi] : out_boxes[o]) {
+                        c.push_back((int)(lo + rest % (hi - lo + 1)));
+                        rest /= hi - lo + 1;
                     }
                     evaluation_error("output ", outs[o]->name, element_text(c),
                                      " is never written: its select is false at every point that maps to it");
@@ -211,7 +218,7 @@ private:
         const Storage *st = &storage.at(callee);
         std::string call_text = to_source(Expr(op));
         std::string consumer_name = consumer.name;
-        return [this, st, distance, offset, n, call_text, consumer_name, callee](EvalState &s) -> double {
+        return [this, st, distance, offset, n, call_text, consumer_name, callee](EvalState &s) -> Scalar {
             for (size_t i = 0; i < n; i++) {
                 int64_t c = s.coords[i] - distance[i];
                 const Loop &l = program.loops[i];
@@ -244,11 +251,10 @@ private:
         const Buffer<> &b = inputs.at(op->name);
         const halide_buffer_t *raw = b.raw_buffer();
         std::string name = op->name, consumer_name = consumer.name;
-        return [this, raw, b, index, name, consumer_name](EvalState &s) -> double {
+        return [this, raw, b, index, name, consumer_name](EvalState &s) -> Scalar {
             int64_t offset = 0;
-            std::vector<int> coords;
             for (size_t d = 0; d < index.size(); d++) {
-                int64_t i = (int64_t)index[d](s);
+                int64_t i = index[d](s).as_int();
                 if (i < raw->dim[d].min || i >= raw->dim[d].min + raw->dim[d].extent) {
                     evaluation_error(consumer_name, " at ", point_text(program, s.coords), " reads input ", name,
                                      " at index ", i, " in dimension ", d, ", outside its buffer [", raw->dim[d].min, ", ",
@@ -260,17 +266,21 @@ private:
         };
     }
 
-    static double load_at(Type t, const uint8_t *host, int64_t offset) {
-        if (t == Float(32)) return ((const float *)host)[offset];
-        if (t == Float(64)) return ((const double *)host)[offset];
-        if (t == Int(32)) return ((const int32_t *)host)[offset];
-        if (t == Int(16)) return ((const int16_t *)host)[offset];
-        if (t == Int(8)) return ((const int8_t *)host)[offset];
-        if (t == UInt(8)) return ((const uint8_t *)host)[offset];
-        if (t == UInt(16)) return ((const uint16_t *)host)[offset];
-        if (t == UInt(32)) return ((const uint32_t *)host)[offset];
-        if (t == Int(64)) return (double)((const int64_t *)host)[offset];
-        evaluation_error("input element type not supported");
+    static Scalar load_at(Type t, const uint8_t *host, int64_t offset) {
+        if (t == Float(32)) return Scalar::of_float(((const float *)host)[offset]);
+        if (t == Float(64)) return Scalar::of_double(((const double *)host)[offset]);
+        if (t == Int(32)) return Scalar::of_int(((const int32_t *)host)[offset]);
+        if (t == Int(16)) return Scalar::of_int(((const int16_t *)host)[offset]);
+        if (t == Int(8)) return Scalar::of_int(((const int8_t *)host)[offset]);
+        if (t == Int(64)) return Scalar::of_int(((const int64_t *)host)[offset]);
+        if (t == UInt(8)) return Scalar::of_uint(((const uint8_t *)host)[offset]);
+        if (t == UInt(16)) return Scalar::of_uint(((const uint16_t *)host)[offset]);
+        if (t == UInt(32)) return Scalar::of_uint(((const uint32_t *)host)[offset]);
+        if (t == UInt(64)) return Scalar::of_uint(((const uint64_t *)host)[offset]);
+        if (t == Bool()) return Scalar::of_bool(((const bool *)host)[offset]);
+        std::ostringstream s;
+        s << t;
+        evaluation_error("input element type ", s.str(), " is not supported");
     }
 };
 

@@ -11,6 +11,11 @@
 #include <isl/space.h>
 #include <isl/val.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+
 namespace pulse {
 namespace isl_model {
 
@@ -45,7 +50,24 @@ isl::space named_set_space(isl_ctx *ctx, const std::vector<std::string> &names) 
 
 isl::set universe_like(const isl::set &set) { return isl::manage(isl_set_universe(isl_set_get_space(set.get()))); }
 
-isl::val int_val(const isl::set &set, int64_t v) { return isl::manage(isl_val_int_from_si(isl_set_get_ctx(set.get()), (long)v)); }
+/// `v` as an isl value, exactly: isl_val_int_from_si takes a long, which may
+/// be narrower than int64_t; a value it cannot hold goes through its decimal text.
+isl_val *int64_val(isl_ctx *ctx, int64_t v) {
+    if (v >= LONG_MIN && v <= LONG_MAX) return isl_val_int_from_si(ctx, (long)v);
+    return isl_val_read_from_str(ctx, std::to_string(v).c_str());
+}
+
+isl::val int_val(const isl::set &set, int64_t v) { return isl::manage(int64_val(isl_set_get_ctx(set.get()), v)); }
+
+/// c with coefficient `v` of dimension `pos` of type `type`, exactly.
+isl_constraint *set_coefficient(isl_constraint *c, isl_dim_type type, unsigned pos, int64_t v) {
+    return isl_constraint_set_coefficient_val(c, type, (int)pos, int64_val(isl_constraint_get_ctx(c), v));
+}
+
+/// c with constant term `v`, exactly.
+isl_constraint *set_constant(isl_constraint *c, int64_t v) {
+    return isl_constraint_set_constant_val(c, int64_val(isl_constraint_get_ctx(c), v));
+}
 
 /// Converts Halide expressions to isl objects on the space of one domain.
 /// Every result is defined on the universe of that space; callers intersect
@@ -171,14 +193,14 @@ isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
     for (size_t i = 0; i < loops.size(); i++) {
         const ir::Loop &loop = program.loop(loops[i]);
         isl_local_space *ls = isl_local_space_from_space(space.copy());
-        // x_i - min >= 0
+        // x_i - min >= 0 and max - x_i >= 0, with the bounds exact (they may exceed 32 bits).
+        model_check(loop.extent >= 1 && loop.min <= INT64_MAX - (loop.extent - 1), "iteration_domain: loop bounds overflow int64");
         isl_constraint *lower = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
-        lower = isl_constraint_set_coefficient_si(lower, isl_dim_set, (int)i, 1);
-        lower = isl_constraint_set_constant_si(lower, (int)-loop.min);
-        // max - x_i >= 0
+        lower = set_coefficient(lower, isl_dim_set, (unsigned)i, 1);
+        lower = isl_constraint_set_constant_val(lower, isl_val_neg(int64_val(context.ctx().get(), loop.min)));
         isl_constraint *upper = isl_constraint_alloc_inequality(ls);
-        upper = isl_constraint_set_coefficient_si(upper, isl_dim_set, (int)i, -1);
-        upper = isl_constraint_set_constant_si(upper, (int)loop.max());
+        upper = set_coefficient(upper, isl_dim_set, (unsigned)i, -1);
+        upper = set_constant(upper, loop.max());
         set = isl_set_add_constraint(set, lower);
         set = isl_set_add_constraint(set, upper);
     }
@@ -208,9 +230,9 @@ isl::map dependence_relation(const ir::UreProgram &program, const ir::Dependence
     isl_local_space *ls = isl_local_space_from_space(space);
     for (unsigned i = 0; i < n; i++) {
         isl_constraint *c = isl_constraint_alloc_equality(isl_local_space_copy(ls));
-        c = isl_constraint_set_coefficient_si(c, isl_dim_out, (int)i, 1);
-        c = isl_constraint_set_coefficient_si(c, isl_dim_in, (int)i, -1);
-        c = isl_constraint_set_constant_si(c, (int)dependence.distance[i]);
+        c = set_coefficient(c, isl_dim_out, i, 1);
+        c = set_coefficient(c, isl_dim_in, i, -1);
+        c = set_constant(c, dependence.distance[i]);
         map = isl_map_add_constraint(map, c);
     }
     isl_local_space_free(ls);
@@ -236,9 +258,10 @@ isl::map forward_map(const ir::SpaceTimeTransform &transform, const isl::set &so
         model_check(transform.matrix[r].size() == n_in, "forward_map: matrix row of the wrong length");
         // out_r - sum_j m_rj in_j = 0
         isl_constraint *c = isl_constraint_alloc_equality(isl_local_space_copy(ls));
-        c = isl_constraint_set_coefficient_si(c, isl_dim_out, (int)r, 1);
+        c = set_coefficient(c, isl_dim_out, r, 1);
         for (unsigned j = 0; j < n_in; j++) {
-            c = isl_constraint_set_coefficient_si(c, isl_dim_in, (int)j, (int)-transform.matrix[r][j]);
+            c = isl_constraint_set_coefficient_val(c, isl_dim_in, (int)j,
+                                                   isl_val_neg(int64_val(ctx, transform.matrix[r][j])));
         }
         map = isl_map_add_constraint(map, c);
     }
@@ -262,7 +285,15 @@ std::vector<int64_t> coordinates(const isl::point &point) {
     std::vector<int64_t> result;
     for (unsigned i = 0; i < n; i++) {
         isl::val v = isl::manage(isl_point_get_coordinate_val(point.get(), isl_dim_set, (int)i));
-        result.push_back((int64_t)isl_val_get_num_si(v.get()));
+        // A coordinate of a point of a domain with int64 bounds fits in int64.
+        char *text = isl_val_to_str(v.get());
+        model_check(text != nullptr && isl_val_is_int(v.get()) == isl_bool_true, "coordinates: not an integer point");
+        errno = 0;
+        long long c = std::strtoll(text, nullptr, 10);
+        const bool fits = errno == 0;
+        free(text);
+        model_check(fits, "coordinates: a coordinate does not fit in int64");
+        result.push_back((int64_t)c);
     }
     return result;
 }

@@ -112,11 +112,14 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
                       ".space_time_transform(source loops, destination loops, matrix)");
     }
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
-    if (!program.schedule.tiles.empty()) {
-        const ir::Tile &tile = program.schedule.tiles.front();
-        compile_error(program.name, ".tile(", tile.var, ", ", tile.outer, ", ", tile.inner, ", ", tile.factor,
-                      "): tiled loops are not lowered to a systolic array yet; remove the tile, or bound the loop "
-                      "to the tile size and map the outer loop to gpu_blocks");
+    // Tiles of loops outside the array shape the kernel's loops (LowerToKernel);
+    // the array itself is not tiled.
+    for (const ir::Tile &tile : program.schedule.tiles) {
+        if (std::count(t.source_loops.begin(), t.source_loops.end(), tile.var)) {
+            compile_error(program.name, ".tile(", tile.var, ", ", tile.outer, ", ", tile.inner, ", ", tile.factor, "): '", tile.var,
+                          "' is a source loop of the space-time transform; the array is not tiled: bound the loop to the "
+                          "array's size with set_bounds and tile only loops outside the array");
+        }
     }
     if (t.destination_loops.size() != 2 || t.matrix.size() != 2) {
         compile_error("the space-time transform of ", program.name, " has ", t.matrix.size(),
@@ -157,7 +160,7 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
         s.is_output = u.is_output;
         s.value = rewrite(replace.mutate(u.value));
         if (u.is_output) {
-            for (const std::string &a : u.args) s.output_index.push_back(rewrite(Variable::make(Int(32), a)));
+            for (const Expr &e : u.output_index()) s.output_index.push_back(rewrite(e));
         }
         for (const auto &[tap, self] : replace.taps) {
             std::vector<sys::Tap> &all = taps_of[tap.var];

@@ -65,7 +65,7 @@ int64_t max_outputs_per_step(const sys::SystolicProgram &p) {
         int64_t count = 0;
         for (int64_t l = 0; l < p.pe_count; l++) {
             coords[0] = p.pe_min + l;
-            if (active(state) == 0) continue;
+            if (!active(state).is_true()) continue;
             for (const Closure &c : stores) {
                 state.undefined = false;
                 c(state);

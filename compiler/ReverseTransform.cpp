@@ -259,7 +259,7 @@ std::string find_reverse_witness(const ir::UreProgram &program, const std::vecto
             for (size_t c = 0; c < n; c++) y[r] += t.matrix[r][c] * x[c];
         }
         for (size_t c = 0; c < n; c++) {
-            int64_t got = (int64_t)rev[c](state);
+            int64_t got = rev[c](state).as_int();
             if (got != x[c]) {
                 std::ostringstream w;
                 w << "at (";

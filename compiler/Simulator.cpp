@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "Affine.h"
 #include "ExprCompiler.h"
 #include "InputRegions.h"
 
@@ -282,14 +283,19 @@ private:
         for (const sys::Statement &s : p.statements) {
             if (!s.is_output) continue;
             const ir::Ure &u = p.source.ure(s.ure);
-            std::vector<int> sizes;
+            // The box of the output's (affine) index over the domain.
+            std::vector<int> sizes, mins;
             int64_t count = 1;
-            for (const std::string &a : u.args) {
-                sizes.push_back((int)p.source.loop(a).extent);
-                count *= p.source.loop(a).extent;
+            for (const Expr &e : u.output_index()) {
+                std::optional<AffineForm> f = to_affine(e, p.source.loops);
+                if (!f) evaluation_error("simulate: output ", u.name, ": index ", ir::to_source(e), " is not affine");
+                auto [lo, hi] = f->range(p.source.loops);
+                sizes.push_back((int)(hi - lo + 1));
+                mins.push_back((int)lo);
+                count *= hi - lo + 1;
             }
             Buffer<> b(u.type, sizes, u.name);
-            for (size_t d = 0; d < u.args.size(); d++) b.raw_buffer()->dim[d].min = (int)p.source.loop(u.args[d]).min;
+            for (size_t d = 0; d < mins.size(); d++) b.raw_buffer()->dim[d].min = mins[d];
             outputs.push_back(b);
             written.emplace_back(count, 0);
         }

@@ -262,3 +262,60 @@ TEST_CASE("isl model: conditions become sets, non-affine ones are over-approxima
     CHECK_FALSE(isl_model::affine_expr(c * q, domain).has_value());
     CHECK(isl_model::affine_expr(3 * c - q % 2, domain).has_value());
 }
+
+namespace {
+
+/// X(c, q) = x(q), Out(c) = X(c, 1) over c in [0, C), q in [0, 2), with C a
+/// generation-time parameter: no dependences, so only processor availability
+/// decides.
+ir::UreProgram wide_spec(const Params &params, const std::vector<int> &matrix) {
+    const int64_t C = params.get("C", 16);
+    const int Q = 2;
+    Var c("c"), q("q"), s("s"), t("t");
+    Input x(Float(32), 1, "x");
+    Func X(Float(32), {c, q}, Place::Device, "X"), Out(Place::Device, "Out");
+    X(c, q) = x(q);
+    Out(c) = select(q == Q - 1, X(c, q));
+    X.merge_ures(Out).set_bounds(c, 0, C, q, 0, Q);
+    X.space_time_transform({c, q}, {s, t}, matrix);
+    return Out.lower();
+}
+
+}  // namespace
+
+TEST_CASE("bounds beyond 32 bits reach isl exactly", "[validator][isl]") {
+    SECTION("C = 3000000000: an all-zero matrix maps every point to one PE step") {
+        ir::UreProgram program = wide_spec(params({{"C", 3000000000}}), {0, 0, 0, 0});
+        REQUIRE_THROWS_WITH(validate_transform(program),
+                            Contains("processor availability") && Contains("c in [0, 3000000000), q in [0, 2)"));
+    }
+    SECTION("C = 4294967300 (4 modulo 2^32): s = t = c + 5q collides (0, 1) with (5, 0)") {
+        ir::UreProgram program = wide_spec(params({{"C", 4294967300}}), {1, 5, 1, 5});
+        REQUIRE_THROWS_WITH(validate_transform(program),
+                            Contains("processor availability") &&
+                                Contains("points (c = 0, q = 1) and (c = 5, q = 0)") &&
+                                Contains("on PE s = 5 at step t = 5") && Contains("c in [0, 4294967300)"));
+        // With C = 4 the same matrix is injective.
+        REQUIRE_NOTHROW(validate_transform(wide_spec(params({{"C", 4}}), {1, 5, 1, 5})));
+    }
+    SECTION("an injective map on a wide domain is accepted, and isl counts every point") {
+        ir::UreProgram program = wide_spec(params({{"C", 4294967300}}), {1, 0, 0, 1});
+        REQUIRE_NOTHROW(validate_transform(program));
+        isl_model::Context context;
+        isl::set domain = isl_model::iteration_domain(context, program, {"c", "q"});
+        isl::val n = isl::manage(isl_set_count_val(domain.get()));
+        char *text = isl_val_to_str(n.get());
+        std::string count = text;
+        free(text);
+        CHECK(count == "8589934600");
+    }
+    SECTION("matrix entries beyond 32 bits are not truncated") {
+        // s = t = c + (2^32 + 1) q is injective for C = 4; truncated to 32
+        // bits it would be c + q, which collides (0, 1) with (1, 0).
+        ir::UreProgram program = wide_spec(params({{"C", 4}}), {1, 0, 0, 1});
+        program.schedule.transform->matrix = {{1, 4294967297}, {1, 4294967297}};
+        REQUIRE_NOTHROW(validate_transform(program));
+        program.schedule.transform->matrix = {{1, 1}, {1, 1}};
+        REQUIRE_THROWS_WITH(validate_transform(program), Contains("points (c = 0, q = 1) and (c = 1, q = 0)"));
+    }
+}

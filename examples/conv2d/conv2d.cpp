@@ -38,3 +38,40 @@ Spec conv2d_sbm(const Params &params) {
 }  // namespace
 
 PULSE_REGISTER_SPEC("conv2d_sbm", "2-D convolution, SBM (s = c + q, t = Q*p + q)", conv2d_sbm);
+
+namespace {
+
+// 2-D convolution Out(x, y) = sum_{p < K} sum_{q < K} x(x + q, y + p) * w(q, p) in SSAM's design:
+// per filter row it is SBM (space s = c + q, time q: the partial sum moves one
+// lane per filter column), the filter rows run inside a step (time t = p + K*q,
+// no exchange between them), and the output rows are a per-thread loop tiled
+// by RT, whose unrolled iterations share the input rows they read (a register
+// window of RT + K - 1 rows per lane). Out is a row-major image; the image
+// width and height are run-time sizes (the extents of Out).
+Spec conv2d_ssam(const Params &params) {
+    const int K = (int)params.get("K", 3);         // filter size (K x K)
+    const int C = (int)params.get("C", 32 - K + 1); // output columns per warp: the array is C + K - 1 <= 32 lanes
+    const int RT = (int)params.get("RT", 8);        // output rows per warp (unrolled)
+    const int R = (int)params.get("R", 2 * RT);     // output rows (generation-time default; a run-time size)
+    const int B = (int)params.get("B", 2);          // column blocks (likewise)
+    Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), s("s"), t("t");
+    Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
+    std::vector<Var> loops{c, p, q, r, b};
+    Func X(Float(32), loops, Place::Device, "X"), W(Float(32), loops, Place::Device, "W"),
+        Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
+    X(c, p, q, r, b) = x(b * C + c + q, r + p);
+    W(c, p, q, r, b) = select(c == 0, w(q, p), W(c - 1, p, q, r, b));
+    Z(c, p, q, r, b) = select(p == 0 && q == 0, 0.0f,
+                              select(p == 0, Z(c, p + K - 1, q - 1, r, b), Z(c, p - 1, q, r, b))) +
+                       X(c, p, q, r, b) * W(c, p, q, r, b);
+    Out(b * C + c, r) = select(p == K - 1 && q == K - 1, Z(c, p, q, r, b));
+    X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, K, q, 0, K, r, 0, R, b, 0, B);
+    X.tile(r, ro, ri, RT);
+    X.gpu_blocks(b, ro);
+    X.space_time_transform({c, p, q}, {s, t}, {1, 0, 1, /**/ 0, 1, K});
+    return Spec{Out, {x, w}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("conv2d_ssam", "2-D convolution, SSAM's design (s = c + q, t = p + K*q, rows per thread)", conv2d_ssam);

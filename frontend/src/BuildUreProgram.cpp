@@ -90,6 +90,7 @@ ir::UreProgram Func::lower() const {
         u.args = f->args;
         u.value = f->value;
         u.is_output = !f->declared;
+        u.index = f->index;
         u.place = f->place;
         p.ures.push_back(u);
     }

@@ -14,6 +14,20 @@ using internal::UreGroup;
 
 namespace {
 
+/// The variables `e` uses, in order of first appearance.
+std::vector<std::string> variables_in(const Expr &e) {
+    class Collect : public Halide::Internal::IRVisitor {
+    public:
+        std::vector<std::string> names;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Variable *op) override {
+            if (std::find(names.begin(), names.end(), op->name) == names.end()) names.push_back(op->name);
+        }
+    } collect;
+    e.accept(&collect);
+    return collect.names;
+}
+
 int next_func_id = 0;
 
 std::string join_names(const std::vector<std::string> &names) {
@@ -97,13 +111,32 @@ void FuncRef::operator=(const Expr &value) {
     if (f.value.defined()) compile_error("Func ", f.name, " is defined twice; a URE has exactly one definition");
     if (!value.defined()) compile_error("Func ", f.name, " is defined with an undefined expression");
     std::vector<std::string> lhs;
+    bool affine_index = false;
     for (const Expr &a : args) {
         const Halide::Internal::Variable *v = a.as<Halide::Internal::Variable>();
         if (!v) {
-            compile_error("definition of ", f.name, ": argument '", ir::to_source(a),
-                          "' on the left-hand side must be a plain loop variable");
+            affine_index = true;
+            continue;
         }
         lhs.push_back(v->name);
+    }
+    if (affine_index) {
+        // An output may be written at affine indices of the loops: its
+        // arguments are then the loop variables those indices use.
+        if (f.declared) {
+            compile_error("definition of ", f.name, ": argument '", ir::to_source(args[0]),
+                          "' on the left-hand side must be a plain loop variable (only outputs may be written at affine indices)");
+        }
+        lhs.clear();
+        for (const Expr &a : args) {
+            if (!a.type().is_int() && !a.type().is_uint()) {
+                compile_error("definition of ", f.name, ": index '", ir::to_source(a), "' is not an integer expression");
+            }
+            for (const std::string &v : variables_in(a)) {
+                if (std::find(lhs.begin(), lhs.end(), v) == lhs.end()) lhs.push_back(v);
+            }
+        }
+        f.index = args;
     }
     std::set<std::string> distinct(lhs.begin(), lhs.end());
     if (distinct.size() != lhs.size()) compile_error("definition of ", f.name, "(", join_names(lhs), "): a loop variable is repeated");

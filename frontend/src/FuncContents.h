@@ -22,6 +22,9 @@ struct FuncContents {
     Type type;
     std::vector<std::string> args;       ///< declared or, for outputs, taken from the definition
     Expr value;                          ///< the definition; undefined until F(args) = value
+    /// Outputs defined at affine indices (`Out(b*C + c, r) = ...`): the element
+    /// written; empty when the arguments are plain variables.
+    std::vector<Expr> index;
     std::shared_ptr<UreGroup> group;     ///< the loop nest this Func belongs to
 };
 

@@ -224,7 +224,12 @@ private:
 /// Integer parameters of a spec, set on the command line with `--param NAME=VALUE`.
 class Params {
 public:
+    /// The value of parameter `name`, or `default_value` if it was not set.
     int64_t get(const std::string &name, int64_t default_value) const;
+    /// The value of parameter `name` as an int (sizes a spec keeps in int), or
+    /// `default_value`. Throws CompileError naming the parameter, its value and
+    /// int's range if the value does not fit in int: never truncates.
+    int get_int(const std::string &name, int default_value) const;
     void set(const std::string &name, int64_t value) { values[name] = value; }
     /// Names that were set but never read by the spec (reported as errors).
     std::vector<std::string> unused() const;

@@ -1,0 +1,126 @@
+// Exact scalar values of the language's types, for the evaluators (the
+// reference interpreter, the systolic simulator) and buffer element I/O.
+#ifndef PULSE_SCALAR_H
+#define PULSE_SCALAR_H
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace pulse {
+
+/// A scalar of any type of the language, held exactly: a signed integer (of
+/// any width, wrapped to it) as int64, an unsigned integer or a bool as uint64,
+/// a float32 as float, a float64 as double.
+///
+/// A compiled expression knows the Halide type of each of its operands and
+/// reads them with the accessor of that type (as_int, as_uint, as_float,
+/// as_double), which converts from whatever kind the operand holds. So a hook
+/// may return a plain double (it becomes a float64 Scalar): the value is exact
+/// as long as the double holds it exactly (every float32 and every integer of
+/// at most 53 bits). The implicit conversion to double serves callers that
+/// keep values as doubles; it is exact in the same cases.
+class Scalar {
+public:
+    enum class Kind : uint8_t { Int, UInt, Float32, Float64 };
+
+    Scalar() : kind_(Kind::Int) { bits_.i = 0; }
+    /// A float64 (and what a hook that computes in double returns).
+    Scalar(double v) : kind_(Kind::Float64) { bits_.d = v; }
+    /// An integer never converts implicitly (it would go through double):
+    /// use of_int or of_uint.
+    template<typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+    Scalar(T) = delete;
+
+    static Scalar of_int(int64_t v) {
+        Scalar r;
+        r.kind_ = Kind::Int;
+        r.bits_.i = v;
+        return r;
+    }
+    static Scalar of_uint(uint64_t v) {
+        Scalar r;
+        r.kind_ = Kind::UInt;
+        r.bits_.u = v;
+        return r;
+    }
+    static Scalar of_float(float v) {
+        Scalar r;
+        r.kind_ = Kind::Float32;
+        r.bits_.f = v;
+        return r;
+    }
+    static Scalar of_double(double v) { return Scalar(v); }
+    static Scalar of_bool(bool v) { return of_uint(v ? 1 : 0); }
+    /// Zero of type `t`.
+    static Scalar zero(Halide::Type t);
+
+    Kind kind() const { return kind_; }
+    bool is_integer() const { return kind_ == Kind::Int || kind_ == Kind::UInt; }
+
+    /// As a signed 64-bit integer: integers keep their two's complement bits
+    /// (a uint64 above INT64_MAX wraps), floats are truncated towards zero
+    /// (saturating at the int64 range; NaN is 0).
+    int64_t as_int() const;
+    /// As an unsigned 64-bit integer: integers keep their bits (a negative
+    /// int64 wraps modulo 2^64), floats are truncated towards zero (a negative
+    /// one wraps like its int64 truncation; saturating beyond 2^64; NaN is 0).
+    uint64_t as_uint() const;
+    /// As a float32: one correctly rounded conversion from what it holds.
+    float as_float() const;
+    /// As a float64: one correctly rounded conversion from what it holds.
+    double as_double() const;
+    /// Nonzero (a true bool).
+    bool is_true() const;
+
+    operator double() const { return as_double(); }
+
+    /// Whether `a` and `b` are the same value: equal after converting both to
+    /// the kind they share (integer kinds compare their 64 bits, a float kind
+    /// and another compare as doubles); two NaNs are the same.
+    static bool same(const Scalar &a, const Scalar &b);
+
+    /// The value `v` of type `from` as a value of type `to`, as Halide's
+    /// cast does: integers wrap to the narrower width (sign-extending a signed
+    /// source), floats truncate towards zero to integers, integers round to
+    /// the nearest float, bool is 0 or 1.
+    static Scalar cast(Scalar v, Halide::Type from, Halide::Type to);
+    /// `v` (of any kind) reduced to what a value of type `t` holds: integers
+    /// wrap to the width of `t`, float32 rounds once. Throws CompileError for
+    /// a type the evaluator does not model (vectors, float16, handles).
+    static Scalar normalize(Scalar v, Halide::Type t);
+
+private:
+    Kind kind_;
+    union {
+        int64_t i;
+        uint64_t u;
+        float f;
+        double d;
+    } bits_;
+};
+
+/// Whether the evaluator models scalar type `t` exactly (see require_supported_type).
+bool is_supported_type(Halide::Type t);
+/// Throws CompileError unless the evaluator models scalar type `t` exactly:
+/// bool, signed and unsigned integers of 8, 16, 32 and 64 bits, float32, float64.
+void require_supported_type(Halide::Type t, const std::string &where);
+
+/// The low `bits` bits set (all 64 for 64 or more).
+inline uint64_t width_mask(int bits) { return bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1; }
+
+/// The low `bits` bits of `u`, sign-extended to 64 bits.
+inline int64_t wrap_signed(uint64_t u, int bits) {
+    if (bits < 64) {
+        const uint64_t mask = width_mask(bits);
+        u &= mask;
+        if ((u >> (bits - 1)) & 1) u |= ~mask;
+    }
+    return (int64_t)u;  // two's complement (modular since C++20, and in every compiler Pulse supports)
+}
+
+}  // namespace pulse
+
+#endif
