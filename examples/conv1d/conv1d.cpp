@@ -14,9 +14,9 @@ namespace {
 enum class Design { SBM, BSM, FSM, BFS, FFS, FBS, FBS2 };
 
 Spec conv1d(Design design, const Params &params) {
-    const int C = (int)params.get("C", 16);  // outputs per array (PEs for c-space designs)
-    const int Q = (int)params.get("Q", 5);   // filter taps
-    const int B = (int)params.get("B", 4);   // arrays
+    const int C = params.get_int("C", 16);  // outputs per array (PEs for c-space designs)
+    const int Q = params.get_int("Q", 5);   // filter taps
+    const int B = params.get_int("B", 4);   // arrays
     const int stride = design == Design::FBS2 ? 2 : 1;
     Var c("c"), q("q"), b("b"), s("s"), t("t");
     Input x(Float(32), 1, "x"), w(Float(32), 1, "w");
