@@ -13,11 +13,11 @@ using namespace pulse;
 namespace {
 
 Spec conv2d_sbm(const Params &params) {
-    const int C = (int)params.get("C", 12);  // output columns per array
-    const int P = (int)params.get("P", 3);   // filter rows
-    const int Q = (int)params.get("Q", 3);   // filter columns
-    const int R = (int)params.get("R", 4);   // output rows
-    const int B = (int)params.get("B", 2);   // column blocks
+    const int C = params.get_int("C", 12);  // output columns per array
+    const int P = params.get_int("P", 3);   // filter rows
+    const int Q = params.get_int("Q", 3);   // filter columns
+    const int R = params.get_int("R", 4);   // output rows
+    const int B = params.get_int("B", 2);   // column blocks
     Var c("c"), p("p"), q("q"), r("r"), b("b"), s("s"), t("t");
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     std::vector<Var> loops{c, p, q, r, b};
@@ -49,11 +49,11 @@ namespace {
 // window of RT + K - 1 rows per lane). Out is a row-major image; the image
 // width and height are run-time sizes (the extents of Out).
 Spec conv2d_ssam(const Params &params) {
-    const int K = (int)params.get("K", 3);         // filter size (K x K)
-    const int C = (int)params.get("C", 32 - K + 1); // output columns per warp: the array is C + K - 1 <= 32 lanes
-    const int RT = (int)params.get("RT", 8);        // output rows per warp (unrolled)
-    const int R = (int)params.get("R", 2 * RT);     // output rows (generation-time default; a run-time size)
-    const int B = (int)params.get("B", 2);          // column blocks (likewise)
+    const int K = params.get_int("K", 3);         // filter size (K x K)
+    const int C = params.get_int("C", 32 - K + 1); // output columns per warp: the array is C + K - 1 <= 32 lanes
+    const int RT = params.get_int("RT", 8);        // output rows per warp (unrolled)
+    const int R = params.get_int("R", 2 * RT);     // output rows (generation-time default; a run-time size)
+    const int B = params.get_int("B", 2);          // column blocks (likewise)
     Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), s("s"), t("t");
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     std::vector<Var> loops{c, p, q, r, b};
