@@ -14,10 +14,12 @@
 //        <generated>/conv2d_k3.cu <generated>/conv2d_k5.cu <generated>/conv2d_k7.cu
 //        -lnppif -lnppc -lcudnn -lcufft -o conv2d_bench
 // PULSE_KS (default X(3) X(5) X(7)) is the list of filter sizes; with WITH_PULSE
-// each K needs conv2d_k{K}(x, w, Out, stream) from the generated conv2d_k{K}.cu.
+// each K needs conv2d_k{K}(x, w, Out, stream) from the generated conv2d_k{K}.cu,
+// and -DPULSE_VARIANTS="V(7, pe64)" adds rows for conv2d_k7_pe64 (other
+// mappings of a K in PULSE_KS).
 // -DPULSE_BENCH_NO_NPP / -DPULSE_BENCH_NO_CUDNN leave those peers out.
 //
-// Run: conv2d_bench [W H] (default 8192 8192). Prints a table per K and one
+// Run: conv2d_bench [W H [K...]] (default 8192 8192, every K built). Prints a table per K and one
 // line `CSV,conv2d,<kernel>,<K>,<W>,<H>,<ms>,<fraction of floor>,<check>` per
 // row (benchmarks/plot_conv.py reads those). Exits non-zero if any check failed.
 //
@@ -51,6 +53,11 @@
 #ifndef PULSE_KS
 #define PULSE_KS X(3) X(5) X(7)
 #endif
+// Further Pulse kernels (other mappings of the same K), each V(K, tag) naming
+// conv2d_k{K}_{tag}; every K among them is in PULSE_KS too.
+#ifndef PULSE_VARIANTS
+#define PULSE_VARIANTS
+#endif
 
 #ifdef WITH_PULSE
 // The generated headers declare the same functions; declaring them here too
@@ -59,6 +66,9 @@
 #define X(k) extern "C" cudaError_t conv2d_k##k(pulse_buffer x, pulse_buffer w, pulse_buffer Out, cudaStream_t stream);
 PULSE_KS
 #undef X
+#define V(k, tag) extern "C" cudaError_t conv2d_k##k##_##tag(pulse_buffer x, pulse_buffer w, pulse_buffer Out, cudaStream_t stream);
+PULSE_VARIANTS
+#undef V
 #endif
 
 namespace {
@@ -260,6 +270,17 @@ void launch_plain(int K, const float *x, int64_t x_pitch, float *out, int64_t ou
 }
 
 #ifdef WITH_PULSE
+struct PulseVariant {
+    int K;
+    const char *tag;
+    cudaError_t (*fn)(pulse_buffer, pulse_buffer, pulse_buffer, cudaStream_t);
+};
+const PulseVariant kPulseVariants[] = {
+#define V(k, tag) {k, #tag, conv2d_k##k##_##tag},
+    PULSE_VARIANTS
+#undef V
+    {0, nullptr, nullptr}};
+
 cudaError_t (*pulse_kernel(int K))(pulse_buffer, pulse_buffer, pulse_buffer, cudaStream_t) {
     switch (K) {
 #define X(k) \
@@ -395,8 +416,11 @@ struct CudnnConv {
 int main(int argc, char **argv) {
     const int64_t W = argc > 2 ? std::atoll(argv[1]) : 8192;
     const int64_t H = argc > 2 ? std::atoll(argv[2]) : 8192;
-    if (W < 1 || H < 1) {
-        std::fprintf(stderr, "usage: conv2d_bench [W H]\n");
+    // Filter sizes to run (default: all built), e.g. for a profiler.
+    std::vector<int> only;
+    for (int i = 3; i < argc; i++) only.push_back(std::atoi(argv[i]));
+    if (W < 1 || H < 1 || argc == 2) {
+        std::fprintf(stderr, "usage: conv2d_bench [W H [K...]]\n");
         return 2;
     }
     try {
@@ -448,6 +472,7 @@ int main(int argc, char **argv) {
         auto poison_out = [&] { PULSE_CUDA_CHECK(cudaMemsetAsync(dout.data(), 0xff, dout.bytes(), stream)); };
 
         for (int K : kFilterSizes) {
+            if (!only.empty() && std::find(only.begin(), only.end(), K) == only.end()) continue;
             const int64_t XW = W + K - 1, XH = H + K - 1;
             const int64_t x_pitch = round_up(XW, 32);
             PULSE_CUDA_CHECK(cudaMemcpy2D(dx.data(), x_pitch * sizeof(float), pr.hx.data(), pr.host_stride * sizeof(float),
@@ -475,6 +500,14 @@ int main(int argc, char **argv) {
                 row.run = [=] { PULSE_CUDA_CHECK(fn(bx, bw, bo, stream)); };
                 row.out = dout.data(), row.out_pitch = out_pitch;
                 run_row(row, pr, hw, K, floors, stream);
+                for (const PulseVariant &v : kPulseVariants) {
+                    if (v.K != K || !v.fn) continue;
+                    row.label = "Pulse conv2d_k" + std::to_string(K) + "_" + v.tag;
+                    row.kernel = std::string("pulse_") + v.tag;
+                    auto vfn = v.fn;
+                    row.run = [=] { PULSE_CUDA_CHECK(vfn(bx, bw, bo, stream)); };
+                    run_row(row, pr, hw, K, floors, stream);
+                }
             }
 #endif
             {

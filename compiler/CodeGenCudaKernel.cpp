@@ -176,7 +176,6 @@ public:
         s << "    const int lane = threadIdx.x % 32;\n";
         s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << kernel.warps_per_block << " + threadIdx.x / 32;\n";
         s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
-        s << "    const int " << c_name(kernel.space_var) << " = " << kernel.pe_min << " + lane;  // this lane's PE\n";
         for (const kir::BufferArg &b : kernel.buffers) {
             if (b.placement == kir::Placement::Constant) continue;
             s << "    " << (b.is_output ? "" : "const ") << c_type(b.type) << " *__restrict__ " << data_name(b) << " = ("
@@ -341,11 +340,13 @@ private:
 }  // namespace
 
 CudaKernelSources print_cuda(const kir::Kernel &kernel) {
-    CudaPrinter printer(kernel);
     CudaKernelSources sources;
-    sources.header = printer.header();
-    sources.kernel = printer.source();
-    sources.check = printer.check();
+    kir::on_large_stack([&] {
+        CudaPrinter printer(kernel);
+        sources.header = printer.header();
+        sources.kernel = printer.source();
+        sources.check = printer.check();
+    });
     return sources;
 }
 

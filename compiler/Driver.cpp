@@ -167,8 +167,8 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
                 write_text_file(a.output_dir, name + "_check.cu", sources.check);
                 write_text_file(a.output_dir, name + "_reference.h", emit_reference_cpp(program, name, input_order));
             }
-            std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
-                      << "_check.cu in " << a.output_dir << "\n";
+            std::cout << name << ": wrote " << name << ".cu, " << name << ".h"
+                      << (affine_outputs ? "" : ", " + name + "_reference.h, " + name + "_check.cu") << " in " << a.output_dir << "\n";
             continue;
         }
         if (backend == "cm" || backend == "cm-emu") {

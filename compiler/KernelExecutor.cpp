@@ -100,8 +100,6 @@ public:
         Lanes lanes;
         for (int l = 0; l < warp_size; l++) lanes[l].i = l;
         push(kir::lane_var, lanes);
-        for (int l = 0; l < warp_size; l++) lanes[l].i = kernel.pe_min + l;
-        push(kernel.space_var, lanes);
         Value warps = eval(kernel.warp_count(), 0);
         for (int64_t w = 0; w < warps.i; w++) {
             bind_uniform("warp.index", Int(64), w);
@@ -420,7 +418,9 @@ private:
 
 }  // namespace
 
-void execute_kernel(const kir::Kernel &kernel, Buffers &buffers) { Executor(kernel, buffers).run(); }
+void execute_kernel(const kir::Kernel &kernel, Buffers &buffers) {
+    kir::on_large_stack([&] { Executor(kernel, buffers).run(); });
+}
 
 void poison(Buffer<> &buffer) {
     uint8_t *p = (uint8_t *)buffer.raw_buffer()->host;

@@ -1,5 +1,6 @@
 #include "KernelIR.h"
 
+#include <exception>
 #include <ostream>
 
 namespace pulse {
@@ -145,8 +146,25 @@ void for_each_call(const Expr &e, const std::function<void(const Call *)> &fn) {
 Expr replace_calls(const Expr &e, const std::function<Expr(const Call *)> &fn) { return CallReplacer(fn).mutate(e); }
 Stmt replace_calls(const Stmt &s, const std::function<Expr(const Call *)> &fn) { return CallReplacer(fn).mutate(s); }
 
-void print(std::ostream &out, const Kernel &k) {
-    out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << warp_size << " lanes, " << k.warps_per_block
+void on_large_stack(const std::function<void()> &action) {
+    // An unrolled body nests one LetStmt per value: 10^5 frames and more.
+    constexpr size_t kernel_stack_size = 512u << 20;
+    if (Halide::get_compiler_stack_size() < kernel_stack_size) Halide::set_compiler_stack_size(kernel_stack_size);
+    std::exception_ptr error;
+    Halide::Internal::run_with_large_stack([&] {
+        try {
+            action();
+        } catch (...) {
+            error = std::current_exception();
+        }
+    });
+    if (error) std::rethrow_exception(error);
+}
+
+static void print_unwrapped(std::ostream &out, const Kernel &k) {
+    out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << warp_size << " lanes";
+    if (k.pes_per_lane > 1) out << ", " << k.pes_per_lane << " per lane";
+    out << ", " << k.warps_per_block
         << " warps per block)\n";
     for (const BufferArg &b : k.buffers) {
         out << "  " << (b.is_output ? "output " : "input ") << b.name << ": " << b.type << ", " << b.dimensions << "-D";
@@ -164,3 +182,9 @@ void print(std::ostream &out, const Kernel &k) {
 
 }  // namespace kir
 }  // namespace pulse
+
+namespace pulse::kir {
+void print(std::ostream &out, const Kernel &k) {
+    on_large_stack([&] { print_unwrapped(out, k); });
+}
+}  // namespace pulse::kir

@@ -19,7 +19,9 @@
 //     wherever it is evaluated and passes may move or merge loads freely.
 //   - Run-time sizes are variables BUFFER.min.D, BUFFER.extent.D and
 //     BUFFER.stride.D (Int(64)); the warp's index in the grid is warp.index,
-//     the lane `lane`, and the PE index (Kernel::space_var) pe_min + lane.
+//     and the lane `lane`. A lane runs Kernel::pes_per_lane PEs (slots
+//     j = 0, 1, ...: PE pe_min + lane * pes_per_lane + j); the lowering writes
+//     each slot's PE index out, so the body names no PE variable.
 #ifndef PULSE_KERNEL_IR_H
 #define PULSE_KERNEL_IR_H
 
@@ -70,9 +72,9 @@ struct Kernel {
     std::vector<BufferArg> buffers;  ///< inputs in the spec's order, then outputs
     std::vector<GridLoop> grid;      ///< innermost first
     int warps_per_block = 8;
-    int64_t pe_count = 0;            ///< lanes that are PEs; the others idle
-    int64_t pe_min = 0;              ///< PE of lane 0
-    std::string space_var;           ///< the PE index, bound to pe_min + lane before the body
+    int64_t pe_count = 0;            ///< PEs of the array; lanes (slots) past them idle
+    int64_t pe_min = 0;              ///< PE of lane 0, slot 0
+    int64_t pes_per_lane = 1;        ///< PEs each lane runs (blocked: lane l holds PEs l*n .. l*n + n - 1)
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
     /// What the kernel computes, for the comment block of printed code.
@@ -151,6 +153,11 @@ Halide::Internal::Stmt replace_calls(const Halide::Internal::Stmt &s,
 
 /// Prints the kernel: buffers, grid and the body (Halide's IR syntax).
 void print(std::ostream &out, const Kernel &kernel);
+
+/// Runs `action` on a stack deep enough for kernel bodies of thousands of
+/// nested lets (every pass, printer and the executor recurse through them);
+/// an exception thrown inside comes out to the caller.
+void on_large_stack(const std::function<void()> &action);
 
 }  // namespace kir
 }  // namespace pulse

@@ -143,8 +143,6 @@ void specialize_interior(kir::Kernel &kernel) {
         // grid point, the per-thread loops, the buffer sizes) does not.
         Scope<Interval> varying;
         varying.push(kir::lane_var, Interval(make_const(Int(32), 0), make_const(Int(32), kir::warp_size - 1)));
-        varying.push(kernel.space_var, Interval(make_const(Int(32), kernel.pe_min),
-                                                make_const(Int(32), kernel.pe_min + kir::warp_size - 1)));
         std::vector<Expr> conditions;
         std::set<std::string> seen;
         bool any_guard = false;
@@ -175,13 +173,11 @@ void specialize_interior(kir::Kernel &kernel) {
                     Expr guard = kir::access_of(op).guard;
                     if (!is_const_one(guard)) {
                         Scope<Interval> narrowed;
-                        for (const char *v : {kir::lane_var, kernel.space_var.c_str()}) {
-                            Interval range = varying.get(v);
-                            for (const Expr &c : conditions) {
-                                range = Interval::make_intersection(range, solve_for_outer_interval(c, v));
-                            }
-                            narrowed.push(v, range);
+                        Interval range = varying.get(kir::lane_var);
+                        for (const Expr &c : conditions) {
+                            range = Interval::make_intersection(range, solve_for_outer_interval(c, kir::lane_var));
                         }
+                        narrowed.push(kir::lane_var, range);
                         sufficient.push_back(simplify(and_condition_over_domain(guard, narrowed)));
                     }
                 }
@@ -199,7 +195,7 @@ void specialize_interior(kir::Kernel &kernel) {
         interior = simplify(interior);
         // A condition that still varies across the lanes would split the warp
         // around its shuffles: keep the guarded code only.
-        if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var) || expr_uses_var(interior, kernel.space_var)) {
+        if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var)) {
             return body;
         }
         Stmt fast = kir::replace_calls(body, [&](const Call *op) -> Expr {
@@ -218,7 +214,9 @@ void specialize_interior(kir::Kernel &kernel) {
     });
 }
 
-void optimize_kernel(kir::Kernel &kernel, std::ostream *trace) {
+namespace {
+
+void run_kernel_passes(kir::Kernel &kernel, std::ostream *trace) {
     auto step = [&](const char *name, void (*pass)(kir::Kernel &)) {
         pass(kernel);
         kernel.body = simplify(kernel.body);
@@ -230,6 +228,12 @@ void optimize_kernel(kir::Kernel &kernel, std::ostream *trace) {
     step("place_uniform_inputs", place_uniform_inputs);
     step("hoist_loads", hoist_loads);
     step("specialize_interior", specialize_interior);
+}
+
+}  // namespace
+
+void optimize_kernel(kir::Kernel &kernel, std::ostream *trace) {
+    kir::on_large_stack([&] { run_kernel_passes(kernel, trace); });
 }
 
 }  // namespace pulse

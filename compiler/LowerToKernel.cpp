@@ -132,7 +132,7 @@ std::string fits_warp_hint(const ir::UreProgram &source) {
         if (row[i] == 0) continue;
         const ir::Loop &loop = source.loop(st.source_loops[i]);
         int64_t others = span - std::abs(row[i]) * (loop.extent - 1);
-        int64_t fit = (kir::warp_size - 1 - others) / std::abs(row[i]) + 1;
+        int64_t fit = (max_pes_per_lane * kir::warp_size - 1 - others) / std::abs(row[i]) + 1;
         if (fit >= 1) hint << "; " << loop.var << " fits with extent <= " << fit << " (set_bounds)";
         else hint << "; " << loop.var << " cannot fit without shrinking the other space loops";
     }
@@ -146,7 +146,6 @@ public:
         kernel.name = n;
         kernel.pe_count = p.pe_count;
         kernel.pe_min = p.pe_min;
-        kernel.space_var = p.space_var;
         for (const std::string &in : order) {
             const ir::InputDecl &d = source.input(in);
             kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, {}, {}});
@@ -158,7 +157,7 @@ public:
     }
 
     kir::Kernel run() {
-        check_fits_warp();
+        plan_pes_per_lane();
         check_stagings();
         plan_loops();
         // The marker tells later passes where one array instance's straight-line code starts.
@@ -196,11 +195,16 @@ private:
     kir::Kernel kernel;
     LoopPlan plan;
 
-    void check_fits_warp() const {
-        if (program.pe_count <= kir::warp_size) return;
-        compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
-                      program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]), more than the ", kir::warp_size,
-                      " lanes of a warp; arrays spanning several warps are not supported yet", fits_warp_hint(source));
+    /// An array wider than a warp runs several PEs per lane (blocked, so a
+    /// move of dp PEs crosses lanes only at the ends of a lane's block).
+    void plan_pes_per_lane() {
+        int64_t n = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
+        if (n > max_pes_per_lane) {
+            compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
+                          program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a warp runs at most ",
+                          max_pes_per_lane * kir::warp_size, " (", max_pes_per_lane, " per lane)", fits_warp_hint(source));
+        }
+        kernel.pes_per_lane = n;
     }
 
     /// Stagings the mapping honours: an input kept in registers (a window of a
@@ -345,8 +349,17 @@ private:
         std::map<std::string, Expr> values;  ///< substitution for the statements
     };
 
-    std::string ssa(const std::string &var, const Copy &copy, int64_t t) const {
-        return var + copy.tag + ".t" + std::to_string(t - program.time_min);
+    /// The SSA name of `var` at step t in one unrolled copy, on one slot of the lane.
+    std::string ssa(const std::string &var, const Copy &copy, int64_t t, int64_t slot) const {
+        std::string s = var + copy.tag;
+        if (kernel.pes_per_lane > 1) s += ".v" + std::to_string(slot);
+        return s + ".t" + std::to_string(t - program.time_min);
+    }
+
+    /// The PE index of `slot` on this lane.
+    Expr pe_of_slot(int64_t slot) const {
+        Expr lane = Variable::make(Int(32), kir::lane_var);
+        return simplify(lane * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
     }
 
     const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }
@@ -381,9 +394,10 @@ private:
             }
             copies = next;
         }
-        if (program.steps() * (int64_t)copies.size() > kernel_unroll_limit) {
+        if (program.steps() * (int64_t)copies.size() * kernel.pes_per_lane > kernel_unroll_limit) {
             compile_error("kernel ", name, ": the array runs ", program.steps(), " steps", copies.size() > 1 ? " times " : "",
                           copies.size() > 1 ? std::to_string(copies.size()) + " unrolled iterations" : std::string(),
+                          kernel.pes_per_lane > 1 ? " on " + std::to_string(kernel.pes_per_lane) + " PEs per lane" : std::string(),
                           "; the kernel unrolls them and holds at most ", kernel_unroll_limit,
                           ": shrink the loops of the transform (set_bounds) or the tile factor");
         }
@@ -400,114 +414,142 @@ private:
     }
 
     void lower_step(int64_t t, const Copy &copy, std::vector<Item> &items) {
-        std::map<std::string, Expr> at = copy.values;
-        at[program.time_var] = make_const(Int(32), t);
+        const int64_t slots = kernel.pes_per_lane;
         Expr lane = Variable::make(Int(32), kir::lane_var);
-        Expr active = simplify(lane < (int)program.pe_count && substitute(at, program.has_preimage));
-        std::string active_name = "active" + copy.tag + ".t" + std::to_string(t - program.time_min);
-        bool active_used = false;
-        Expr active_var = Variable::make(Bool(), active_name);
+        std::vector<std::map<std::string, Expr>> at(slots, copy.values);
+        std::vector<std::string> active_name(slots);
+        std::vector<Expr> active_var(slots);
+        std::vector<bool> active_used(slots, false);
+        std::vector<Item> actives;
+        for (int64_t j = 0; j < slots; j++) {
+            at[j][program.time_var] = make_const(Int(32), t);
+            at[j][program.space_var] = pe_of_slot(j);
+            active_name[j] = "active" + copy.tag + (slots > 1 ? ".v" + std::to_string(j) : std::string()) + ".t" +
+                             std::to_string(t - program.time_min);
+            active_var[j] = Variable::make(Bool(), active_name[j]);
+            Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
+            actives.push_back({active_name[j], simplify(on_array && substitute(at[j], program.has_preimage)), Stmt()});
+        }
         std::vector<Item> step;
         std::set<std::string> shuffled;
 
-        // A tap of an earlier step: its value, shuffled from lane - dp.
-        auto earlier = [&](const sys::Tap &tap) -> Expr {
-            const sys::Variable &v = program.variable(tap.var);
-            if (t - tap.dt < program.time_min) return make_zero(v.type);  // never read where it matters (validator)
-            Expr value = Variable::make(v.type, ssa(tap.var, copy, t - tap.dt));
-            if (tap.dp == 0) return value;
-            if (std::abs(tap.dp) >= kir::warp_size) compile_error("kernel ", name, ": tap of ", tap.var, " moves ", tap.dp, " lanes, further than a warp");
-            std::string n = ssa(tap.var, copy, t - tap.dt) + (tap.dp > 0 ? ".up" : ".down") + std::to_string(std::abs(tap.dp));
-            if (shuffled.insert(n).second) {
-                step.push_back({n, kir::lane_shift(value, tap.dp), Stmt()});
+        // The value of `var` at step `when` on the PE dp below slot j's: a
+        // register of this lane, or of the lane the PE lives on (a shuffle).
+        auto neighbour = [&](const std::string &var, int64_t when, int64_t dp, int64_t j) -> Expr {
+            const sys::Variable &v = program.variable(var);
+            int64_t source = j - dp;
+            int64_t source_slot = ((source % slots) + slots) % slots;
+            int64_t lanes_up = (source - source_slot) / slots;  // the source lane is lane + lanes_up
+            Expr value = Variable::make(v.type, ssa(var, copy, when, source_slot));
+            if (lanes_up == 0) return value;
+            if (std::abs(lanes_up) >= kir::warp_size) {
+                compile_error("kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
             }
+            std::string n = ssa(var, copy, when, source_slot) + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
+            if (shuffled.insert(n).second) step.push_back({n, kir::lane_shift(value, -lanes_up), Stmt()});
             return Variable::make(v.type, n);
         };
-        auto resolve_earlier = [&](Expr e) {
+        // Taps of earlier steps, and same-step taps of this PE, resolved.
+        auto resolve_earlier = [&](Expr e, int64_t j) {
             for (const sys::Tap &tap : taps_in(e)) {
-                if (tap.dt >= 1) e = replace_tap(e, tap, earlier(tap));
-                else if (tap.dp == 0) e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, t)));
+                if (tap.dt >= 1) {
+                    Expr v = t - tap.dt < program.time_min
+                                 ? make_zero(program.variable(tap.var).type)  // never read where it matters (validator)
+                                 : neighbour(tap.var, t - tap.dt, tap.dp, j);
+                    e = replace_tap(e, tap, v);
+                } else if (tap.dp == 0) {
+                    e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, t, j)));
+                }
             }
             return e;
         };
 
         for (const sys::Statement &st : program.statements) {
-            Expr value = simplify(substitute(at, st.value));
-            if (st.is_output) {
-                Expr defined = defined_condition(value);
-                Expr stored = lower_loads(resolve_earlier(zero_undefined(value)));
-                std::vector<Expr> coords;
-                for (const Expr &i : st.output_index) coords.push_back(simplify(substitute(at, i)));
-                const kir::BufferArg &out = buffer(st.ure);
-                Expr cond = simplify(active_var && defined);
-                active_used = true;
-                step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
-                continue;
-            }
-            std::vector<sys::Tap> chains;
-            for (const sys::Tap &tap : taps_in(value)) {
-                if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
-            }
-            Expr result;
-            const std::string own_name = ssa(st.ure, copy, t);
-            if (chains.empty()) {
-                result = lower_loads(resolve_earlier(value));
-            } else if (chains.size() != 1 || chains[0].var != st.ure) {
-                // A same-step read of another variable along the lanes: that
-                // variable is final already; one shuffle reads it.
-                for (const sys::Tap &tap : chains) {
-                    if (tap.var == st.ure) compile_error("kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
-                    Expr now = Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, t));
-                    std::string n = ssa(tap.var, copy, t) + (tap.dp > 0 ? ".up" : ".down") + std::to_string(std::abs(tap.dp));
-                    if (shuffled.insert(n).second) {
-                        step.push_back({n, kir::lane_shift(now, tap.dp), Stmt()});
-                    }
-                    value = replace_tap(value, tap, Variable::make(now.type(), n));
+            for (int64_t j = 0; j < slots; j++) {
+                Expr value = simplify(substitute(at[j], st.value));
+                if (st.is_output) {
+                    Expr defined = defined_condition(value);
+                    Expr stored = lower_loads(resolve_earlier(zero_undefined(value), j));
+                    std::vector<Expr> coords;
+                    for (const Expr &i : st.output_index) coords.push_back(simplify(substitute(at[j], i)));
+                    const kir::BufferArg &out = buffer(st.ure);
+                    Expr cond = simplify(active_var[j] && defined);
+                    active_used[j] = true;
+                    step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
+                    continue;
                 }
-                result = lower_loads(resolve_earlier(value));
-            } else {
-                const sys::Tap tap = chains[0];
-                std::optional<Expr> copies_where = copy_condition(value, tap);
-                Expr from_source = copies_where ? simplify(source_value(value, tap)) : Expr();
-                if (copies_where && !expr_uses_var(from_source, program.space_var) && !expr_uses_var(from_source, kir::lane_var)) {
-                    // A copy chain of a value that is the same on every lane
-                    // (a broadcast): each lane computes it in place.
-                    result = lower_loads(resolve_earlier(from_source));
-                } else if (copies_where) {
-                    // Each lane takes the value of the nearest source lane
-                    // l - k*dp; the validator guarantees the lanes between
-                    // are active copies.
-                    Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type))));
-                    std::string own_n = own_name + ".own", from_n = own_name + ".from";
-                    step.push_back({own_n, own, Stmt()});
-                    active_used = true;
-                    step.push_back({from_n, kir::chain_source(simplify(active_var && !*copies_where), tap.dp), Stmt()});
-                    Expr from = Variable::make(Int(32), from_n);
-                    result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
+                // Chains are planned on the value over a symbolic PE: one
+                // slot may hold no source of a chain that others do.
+                std::map<std::string, Expr> over_any_pe = copy.values;
+                over_any_pe[program.time_var] = make_const(Int(32), t);
+                Expr generic = simplify(substitute(over_any_pe, st.value));
+                std::vector<sys::Tap> chains;
+                for (const sys::Tap &tap : taps_in(generic)) {
+                    if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
+                }
+                Expr result;
+                const std::string own_name = ssa(st.ure, copy, t, j);
+                if (chains.empty()) {
+                    result = lower_loads(resolve_earlier(value, j));
+                } else if (chains.size() != 1 || chains[0].var != st.ure) {
+                    // A same-step read of another variable along the PEs: that
+                    // variable is final already (every slot of it is).
+                    for (const sys::Tap &tap : chains) {
+                        if (tap.var == st.ure) compile_error("kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
+                        value = replace_tap(value, tap, neighbour(tap.var, t, tap.dp, j));
+                    }
+                    result = lower_loads(resolve_earlier(value, j));
                 } else {
-                    // The chain flows through arithmetic: one hop per round
-                    // until the longest chain of the array is covered.
-                    int64_t rounds = (program.pe_count - 1) / std::abs(tap.dp) + 1;
-                    Expr body = lower_loads(resolve_earlier(value));
-                    std::string prev = own_name + ".round0";
-                    step.push_back({prev, make_zero(st.type), Stmt()});
-                    for (int64_t r = 1; r <= rounds; r++) {
-                        std::string heard = own_name + ".heard" + std::to_string(r);
-                        step.push_back({heard, kir::lane_shift(Variable::make(st.type, prev), tap.dp), Stmt()});
-                        std::string next = own_name + ".round" + std::to_string(r);
-                        step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
-                        prev = next;
+                    const sys::Tap tap = chains[0];
+                    std::optional<Expr> copies_where = copy_condition(generic, tap);
+                    Expr from_source = copies_where ? simplify(source_value(generic, tap)) : Expr();
+                    if (copies_where && !expr_uses_var(from_source, program.space_var)) {
+                        // A copy chain of a value that is the same on every PE
+                        // (a broadcast): each PE computes it in place.
+                        result = lower_loads(resolve_earlier(simplify(substitute(at[j], from_source)), j));
+                    } else if (slots > 1) {
+                        compile_error("kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
+                                      "between them, and the array (", program.pe_count, " PEs) is wider than a warp; such chains ",
+                                      "run on one PE per lane only: shrink the space loops (set_bounds) to at most ",
+                                      kir::warp_size, " PEs");
+                    } else if (copies_where) {
+                        // Each lane takes the value of the nearest source lane
+                        // l - k*dp; the validator guarantees the lanes between
+                        // are active copies.
+                        Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type)), j));
+                        std::string own_n = own_name + ".own", from_n = own_name + ".from";
+                        step.push_back({own_n, own, Stmt()});
+                        active_used[j] = true;
+                        step.push_back({from_n, kir::chain_source(simplify(active_var[j] && !*copies_where), tap.dp), Stmt()});
+                        Expr from = Variable::make(Int(32), from_n);
+                        result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
+                    } else {
+                        // The chain flows through arithmetic: one hop per round
+                        // until the longest chain of the array is covered.
+                        int64_t rounds = (program.pe_count - 1) / std::abs(tap.dp) + 1;
+                        Expr body = lower_loads(resolve_earlier(value, j));
+                        std::string prev = own_name + ".round0";
+                        step.push_back({prev, make_zero(st.type), Stmt()});
+                        for (int64_t r = 1; r <= rounds; r++) {
+                            std::string heard = own_name + ".heard" + std::to_string(r);
+                            step.push_back({heard, kir::lane_shift(Variable::make(st.type, prev), tap.dp), Stmt()});
+                            std::string next = own_name + ".round" + std::to_string(r);
+                            step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
+                            prev = next;
+                        }
+                        result = Variable::make(st.type, prev);
                     }
-                    result = Variable::make(st.type, prev);
                 }
+                if (program.check_time) {
+                    active_used[j] = true;
+                    result = select(active_var[j], result, make_zero(st.type));
+                }
+                step.push_back({own_name, result, Stmt()});
             }
-            if (program.check_time) {
-                active_used = true;
-                result = select(active_var, result, make_zero(st.type));
-            }
-            step.push_back({own_name, result, Stmt()});
         }
-        if (active_used) items.push_back({active_name, active, Stmt()});
+        for (int64_t j = 0; j < slots; j++) {
+            if (active_used[j]) items.push_back(actives[j]);
+        }
         items.insert(items.end(), step.begin(), step.end());
     }
 
@@ -538,7 +580,10 @@ private:
             if (first) s << " 0";
             s << "\n";
         }
-        s << "Array: " << program.pe_count << " PEs (lane = " << program.space_var << " - " << program.pe_min << "), "
+        s << "Array: " << program.pe_count << " PEs (";
+        if (kernel.pes_per_lane > 1) s << kernel.pes_per_lane << " per lane: lane = (" << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane;
+        else s << "lane = " << program.space_var << " - " << program.pe_min;
+        s << "), "
           << program.steps() << " steps, unrolled.\n";
         s << "Grid: one warp per";
         if (plan.grid.empty()) s << " kernel (a single instance)";
@@ -560,7 +605,9 @@ private:
 
 kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
                             const std::vector<std::string> &input_order) {
-    return KernelLowering(program, name, input_order).run();
+    kir::Kernel kernel;
+    kir::on_large_stack([&] { kernel = KernelLowering(program, name, input_order).run(); });
+    return kernel;
 }
 
 }  // namespace pulse

@@ -1,6 +1,9 @@
 // Pass: map a systolic program onto GPU warps, producing the kernel IR.
 //
-// One warp runs one array instance at a time; lane l is PE pe_min + l. The
+// One warp runs one array instance at a time; lane l runs PEs pe_min + l*n
+// .. pe_min + l*n + n - 1, n = ceil(PEs / 32) (one PE per lane when the
+// array fits a warp; a move of dp PEs is a register copy inside a lane's
+// block and a shuffle across its ends). The
 // loops outside the array (instance loops) become either grid loops (each
 // grid point a warp: gpu_blocks, or every instance loop when the schedule
 // names none) or per-thread loops the warp runs in sequence; `tile` splits an
@@ -24,6 +27,9 @@ namespace pulse {
 /// Largest number of array steps (time steps times unrolled per-thread
 /// iterations) the unrolled kernel body may hold.
 constexpr int64_t kernel_unroll_limit = 8192;
+
+/// Most PEs one lane runs (an array of up to 8 * 32 PEs fits a warp).
+constexpr int64_t max_pes_per_lane = 8;
 
 /// Lowers `program` to a kernel named `name` whose inputs come in
 /// `input_order`. Throws CompileError when the array does not fit a warp,

@@ -7,7 +7,8 @@
 # matplotlib is importable, benchmarks/plot_conv.py draws the fractions there.
 #
 # usage: scripts/gpu_bench.sh GENERATED_DIR OUT_DIR
-#   GENERATED_DIR  the generated kernels: conv2d_k{K}.{h,cu} and
+#   GENERATED_DIR  the generated kernels: conv2d_k{K}.{h,cu} (and variants
+#                  conv2d_k{K}_{tag}.{h,cu}, other mappings of that K) and
 #                  conv1d_{design}_q{Q}.{h,cu}; the K and Q benchmarked are the
 #                  ones found there (a bench with none runs its peers at its
 #                  default sizes)
@@ -47,6 +48,13 @@ for f in "$gen"/conv2d_k*.cu; do
   k="${name#conv2d_k}"
   [[ "$k" =~ ^[0-9]+$ && -f "$gen/$name.h" ]] && ks+=("$k")
 done
+variants=()  # K_tag: conv2d_k{K}_{tag}, other mappings of a K
+for f in "$gen"/conv2d_k*_*.cu; do
+  [[ -e "$f" ]] || continue
+  name="$(basename "$f" .cu)"
+  [[ "$name" =~ ^conv2d_k([0-9]+)_([A-Za-z0-9]+)$ && -f "$gen/$name.h" && -f "$gen/conv2d_k${BASH_REMATCH[1]}.cu" ]] &&
+    variants+=("${BASH_REMATCH[1]}_${BASH_REMATCH[2]}")
+done
 conv1d=()  # {design}_q{Q}
 for f in "$gen"/conv1d_*_q*.cu; do
   [[ -e "$f" ]] || continue
@@ -65,7 +73,14 @@ if [[ ${#ks[@]} -gt 0 ]]; then
     conv2d_sources+=("conv2d_k$k")
     conv2d_defs+=(-include "conv2d_k$k.h")
   done
-  conv2d_defs+=(-DWITH_PULSE "-DPULSE_KS=${list% }")
+  vlist=""
+  for v in "${variants[@]+"${variants[@]}"}"; do
+    vlist+="V(${v%%_*}, ${v#*_}) "
+    conv2d_sources+=("conv2d_k$v")
+  done
+  # nvcc splits -D values at commas: the variant list goes in a header.
+  echo "#define PULSE_VARIANTS ${vlist% }" >"$build/pulse_variants.h"
+  conv2d_defs+=(-DWITH_PULSE "-DPULSE_KS=${list% }" -include "$build/pulse_variants.h")
 fi
 conv1d_defs=() conv1d_sources=()
 if [[ ${#conv1d[@]} -gt 0 ]]; then
@@ -81,6 +96,7 @@ fi
 echo "nvcc: $("$nvcc" --version | tail -1), -arch=$arch"
 echo "generated kernels in $gen:"
 echo "  conv2d K: ${ks[*]:-(none: peers only, default K)}"
+echo "  conv2d variants (K_tag): ${variants[*]:-(none)}"
 echo "  conv1d:   ${conv1d[*]:-(none: peers only, default Q)}"
 
 # ---- libraries: NPP and cuDNN are optional peers ---------------------------

@@ -25,7 +25,7 @@ for entry in "${examples[@]}"; do
 done
 sort -u "$out/.list" -o "$out/examples.txt"
 rm -f "$out/.list"
-cp "$root/runtime/pulse_cuda.h" "$out/"
+cp "$root/runtime/pulse_cuda.h" "$root/runtime/pulse_buffer.h" "$out/"
 # The 1-D convolution benchmark's kernels (scripts/gpu_bench.sh): SBM and FBS
 # with filters of 5 and 17 taps, each as wide as a warp allows (SBM has
 # C + Q - 1 PEs, FBS has C).

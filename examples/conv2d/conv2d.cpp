@@ -47,10 +47,14 @@ namespace {
 // no exchange between them), and the output rows are a per-thread loop tiled
 // by RT, whose unrolled iterations share the input rows they read (a register
 // window of RT + K - 1 rows per lane). Out is a row-major image; the image
-// width and height are run-time sizes (the extents of Out).
+// width and height are run-time sizes (the extents of Out). The array is PE
+// wide (C = PE - K + 1 output columns per warp); PE = 64 or more runs two or
+// more PEs per lane, which wastes fewer lanes on the K - 1 halo columns and
+// halves the shuffles.
 Spec conv2d_ssam(const Params &params) {
     const int K = params.get_int("K", 3);         // filter size (K x K)
-    const int C = params.get_int("C", 32 - K + 1); // output columns per warp: the array is C + K - 1 <= 32 lanes
+    const int PE = params.get_int("PE", 32);       // array width: more than 32 PEs runs several per lane
+    const int C = PE - K + 1;                      // output columns per warp
     const int RT = params.get_int("RT", 8);        // output rows per warp (unrolled)
     const int R = params.get_int("R", 2 * RT);     // output rows (generation-time default; a run-time size)
     const int B = params.get_int("B", 2);          // column blocks (likewise)
