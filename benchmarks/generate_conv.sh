@@ -9,8 +9,9 @@
 #   CONV2D_KS        filter sizes (default "3 5 7 9 11 13 15")
 #   CONV2D_MAPPING   the chosen mapping, --param settings per K: a function
 #                    of K below; override with "PE=64 RT=8" for every K
-#   CONV2D_VARIANTS  extra mappings, "tag:NAME=V,NAME=V ..." (default none;
-#                    e.g. "pe32:PE=32 pe64:PE=64,RT=8")
+#   CONV2D_VARIANTS  extra mappings, "tag:SETTING,SETTING ..." (default none),
+#                    each SETTING a spec parameter NAME=V or a generator flag
+#                    (e.g. "pe32:PE=32 roll:PE=64,--unroll-steps=0")
 #   JOBS             generators run at once (default: the number of cores)
 set -euo pipefail
 usage="usage: benchmarks/generate_conv.sh BUILD_DIR OUT_DIR"
@@ -25,14 +26,21 @@ jobs="${JOBS:-$(nproc)}"
 chosen_mapping() {
   local k="$1"
   if [[ -n "${CONV2D_MAPPING:-}" ]]; then echo "$CONV2D_MAPPING"; return; fi
-  if ((k <= 5)); then echo "PE=64 RT=8"; else echo "PE=64 RT=8"; fi
+  # H200, 2026-11-21 (docs/benchmarks.md): narrow arrays with long row
+  # windows while the filter is small, wider arrays (fewer idle halo lanes)
+  # as it grows.
+  if ((k <= 7)); then echo "PE=32 RT=16"
+  elif ((k <= 11)); then echo "PE=64 RT=8"
+  else echo "PE=96 RT=6"; fi
 }
 
 commands=()
 emit_conv2d() {  # name, then NAME=VALUE settings
   local name="$1" args=() kv
   shift
-  for kv in "$@"; do args+=(--param "$kv"); done
+  for kv in "$@"; do
+    if [[ "$kv" == --* ]]; then args+=("$kv"); else args+=(--param "$kv"); fi
+  done
   commands+=("'$build/examples/conv2d' -g conv2d_ssam ${args[*]} --emit cuda --name=$name -o '$out' > '$out/$name.log' 2>&1 || { echo 'FAIL $name:'; cat '$out/$name.log'; exit 1; }")
 }
 for k in ${CONV2D_KS:-3 5 7 9 11 13 15}; do

@@ -81,10 +81,15 @@ def plot_conv2d(series, path):
     several = len({(w, h) for _, w, h in series}) > 1
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ks = set()
-    for key in series_order(series):
+    keys = series_order(series)
+    colors = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
+    for i, key in enumerate(keys):
         points = sorted((k, statistics.median(v)) for k, v in series[key].items())
         ks.update(k for k, _ in points)
-        ax.plot([k for k, _ in points], [f for _, f in points], marker="o", label=label(key, several, "conv2d"))
+        # Other Pulse mappings of a K (pulse_<tag>) dashed, beside the chosen one.
+        style = "--" if key[0].startswith("pulse_") and key[0] not in LABELS else "-"
+        ax.plot([k for k, _ in points], [f for _, f in points], marker="o", linestyle=style, color=colors(i % colors.N),
+                label=label(key, several, "conv2d"))
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
     ax.set_xticks(sorted(ks))
     ax.set_xlabel("filter size K (K x K)")

@@ -81,6 +81,7 @@ public:
             compile_error("let expressions are not supported in generated code: ", ir::to_source(e));
         }
         if (const Call *op = e.as<Call>()) return call(op);
+        if (const Load *op = e.as<Load>()) return hooks.variable(op->name) + "[" + print(op->index) + "]";  // a register array
         compile_error("expression '", ir::to_source(e), "' cannot be printed as C");
     }
 

@@ -70,8 +70,17 @@ public:
             return;
         }
         if (const Block *op = s.as<Block>()) {
-            stmt(op->first, indent);
-            stmt(op->rest, indent);
+            // Lets bind only inside their statement: a scope of their own keeps
+            // names that a sibling binds again (peeled loop iterations) apart.
+            for (const Stmt &part : {op->first, op->rest}) {
+                if (part.as<LetStmt>() && op->rest.defined()) {
+                    out << pad << "{\n";
+                    stmt(part, indent + 1);
+                    out << pad << "}\n";
+                } else {
+                    stmt(part, indent);
+                }
+            }
             return;
         }
         if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
@@ -96,6 +105,16 @@ public:
                 << expr(op->extent) << "; ++" << v << ") {\n";
             stmt(op->body, indent + 1);
             out << pad << "}\n";
+            return;
+        }
+        if (const Allocate *op = s.as<Allocate>()) {
+            // A register array: indexed by constants only, so it stays in registers.
+            out << pad << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
+            stmt(op->body, indent);
+            return;
+        }
+        if (const Store *op = s.as<Store>()) {
+            out << pad << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
             return;
         }
         if (const Evaluate *op = s.as<Evaluate>()) {

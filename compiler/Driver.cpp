@@ -1,9 +1,13 @@
 #include "Driver.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "CodeGenCM.h"
 #include "CodeGenCudaKernel.h"
@@ -57,6 +61,8 @@ const char *driver_usage_text() {
            "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
            "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
+           "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
+           "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
            "  -o DIR              output directory of --emit (default .)\n";
 }
 
@@ -71,6 +77,14 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     else if (flag == "--execute-kernel") a.execute_kernel = true;
     else if (flag.rfind("--print-after=", 0) == 0) a.print_after = flag.substr(14);
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
+    else if (flag.rfind("--unroll-steps=", 0) == 0) {
+        std::string v = flag.substr(15);
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno || n < 0) compile_error("--unroll-steps=", v, ": expected a count >= 0");
+        a.max_unrolled_steps = n;
+    }
     else if (flag == "--emit" || flag == "-o") {
         if (i + 1 >= argc) compile_error(flag, " needs a value; see --help");
         std::string v = argv[++i];
@@ -116,15 +130,23 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
                   << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
         if (!mismatch.empty()) status = 1;
     }
-    if (a.print_kernel || !a.print_after.empty() || a.execute_kernel) {
+    // The kernel IR: lowered and optimized once for every action that needs it.
+    std::optional<kir::Kernel> lowered;
+    const bool emits_cuda = std::find(a.emit.begin(), a.emit.end(), "cuda") != a.emit.end();
+    if (a.print_kernel || !a.print_after.empty() || a.execute_kernel || emits_cuda) {
         std::vector<std::string> input_order;
         for (const Input &in : spec.inputs) input_order.push_back(in.name());
-        kir::Kernel kernel = lower_to_kernel(systolic, full_spec_name(spec_name), input_order);
+        KernelOptions options;
+        if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
+        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name, input_order, options);
         if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
             std::cout << "// ---- kernel IR after lower_to_kernel\n";
-            kir::print(std::cout, kernel);
+            kir::print(std::cout, *lowered);
         }
-        optimize_kernel(kernel, a.print_after.empty() || a.print_after == "lower_to_kernel" ? nullptr : &std::cout);
+        optimize_kernel(*lowered, a.print_after.empty() || a.print_after == "lower_to_kernel" ? nullptr : &std::cout);
+    }
+    if (lowered) {
+        const kir::Kernel &kernel = *lowered;
         if (a.print_kernel) kir::print(std::cout, kernel);
         if (a.execute_kernel) {
             Buffers inputs = random_input_buffers(program, seed);
@@ -149,12 +171,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         if (backend == "cuda") {
             // The kernel IR, printed as CUDA, with its host header, the
             // reference order as C++ and a harness that checks one against the other.
-            std::string name = a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name;
+            std::string name = lowered->name;
             std::vector<std::string> input_order;
             for (const Input &in : spec.inputs) input_order.push_back(in.name());
-            kir::Kernel kernel = lower_to_kernel(systolic, name, input_order);
-            optimize_kernel(kernel);
-            CudaKernelSources sources = print_cuda(kernel);
+            CudaKernelSources sources = print_cuda(*lowered);
             write_text_file(a.output_dir, name + ".h", sources.header);
             write_text_file(a.output_dir, name + ".cu", sources.kernel);
             bool affine_outputs = false;

@@ -112,6 +112,8 @@ private:
     const kir::Kernel &kernel;
     Buffers &buffers;
     std::unordered_map<std::string, std::vector<Lanes>> env;
+    /// Register arrays (Allocate): element -> its value on each lane.
+    std::unordered_map<std::string, std::vector<Lanes>> registers;
     bool full_warp = true;  ///< no lane masked off: lane exchanges allowed
 
     void push(const std::string &name, const Lanes &v) { env[name].push_back(v); }
@@ -188,6 +190,21 @@ private:
             }
             return;
         }
+        if (const Allocate *op = s.as<Allocate>()) {
+            if (op->memory_type != Halide::MemoryType::Register || op->extents.size() != 1 || !as_const_int(op->extents[0])) {
+                evaluation_error("kernel ", kernel.name, ": ", op->name, " is not a register array of constant size");
+            }
+            registers[op->name] = std::vector<Lanes>(*as_const_int(op->extents[0]));
+            exec(op->body, mask);
+            registers.erase(op->name);
+            return;
+        }
+        if (const Store *op = s.as<Store>()) {
+            for (int l = 0; l < warp_size; l++) {
+                if (mask[l]) register_element(op->name, op->index, l) = eval(op->value, l);
+            }
+            return;
+        }
         if (const Evaluate *op = s.as<Evaluate>()) {
             const Call *c = op->value.as<Call>();
             if (c && c->name == kir::intrinsic::store) {
@@ -200,6 +217,18 @@ private:
             evaluation_error("kernel ", kernel.name, ": cannot execute ", s);
         }
         evaluation_error("kernel ", kernel.name, ": cannot execute statement ", s);
+    }
+
+    /// Element `index` of a register array on lane `l`; checks the bounds.
+    Value &register_element(const std::string &name, const Expr &index, int l) {
+        auto it = registers.find(name);
+        if (it == registers.end()) evaluation_error("kernel ", kernel.name, ": register array ", name, " is not allocated here");
+        int64_t i = eval(index, l).i;
+        if (i < 0 || i >= (int64_t)it->second.size()) {
+            evaluation_error("kernel ", kernel.name, ": lane ", l, " indexes register array ", name, " at ", i, ", outside [0, ",
+                             it->second.size(), ")");
+        }
+        return it->second[i][l];
     }
 
     /// The element (coords) of a buffer, for lane `l`; checks the bounds.
@@ -354,6 +383,7 @@ private:
             return r;
         }
         if (const Call *op = e.as<Call>()) return call(op, l);
+        if (const Load *op = e.as<Load>()) return register_element(op->name, op->index, l);
         evaluation_error("kernel ", kernel.name, ": cannot evaluate ", e);
     }
 

@@ -1,5 +1,7 @@
 #include "KernelPasses.h"
 
+#include "PeelLoops.h"
+
 #include <map>
 #include <ostream>
 #include <set>
@@ -40,27 +42,45 @@ void place_uniform_inputs(kir::Kernel &kernel) {
         if (b.is_output || b.placement != kir::Placement::Global) continue;
         bool uniform = true, read = false;
         std::vector<int64_t> lo(b.dimensions, INT64_MAX), hi(b.dimensions, INT64_MIN);
+        // Each load of b with the ranges of the loops of constant bounds around it.
         class Collect : public IRVisitor {
         public:
-            std::vector<const Call *> loads;
+            const std::string &buffer;
+            explicit Collect(const std::string &n) : buffer(n) {}
+            Scope<Interval> loops;
+            std::vector<std::pair<const Call *, std::vector<Interval>>> loads;
             using IRVisitor::visit;
+            void visit(const For *op) override {
+                const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
+                if (lo && n) {
+                    ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify(op->min + op->extent - 1)));
+                    IRVisitor::visit(op);
+                } else {
+                    IRVisitor::visit(op);
+                }
+            }
             void visit(const Call *op) override {
-                if (op->name == kir::intrinsic::load) loads.push_back(op);
+                if (op->name == kir::intrinsic::load && kir::access_of(op).buffer == buffer) {
+                    std::vector<Interval> ranges;
+                    for (const Expr &c : kir::access_of(op).coords) ranges.push_back(bounds_of_expr_in_scope(simplify(c), loops));
+                    loads.push_back({op, ranges});
+                }
                 IRVisitor::visit(op);
             }
-        } collect;
+        } collect(b.name);
         kernel.body.accept(&collect);
-        for (const Call *op : collect.loads) {
-            kir::Access a = kir::access_of(op);
-            if (a.buffer != b.name) continue;
+        // Uniform: every coordinate is a constant, or ranges over constants
+        // with the loops around it (the same on every lane).
+        for (const auto &[op, ranges] : collect.loads) {
             read = true;
             for (int d = 0; d < b.dimensions; d++) {
-                const int64_t *c = as_const_int(simplify(a.coords[d]));
-                if (!c) {
+                const int64_t *l = ranges[d].is_bounded() ? as_const_int(simplify(ranges[d].min)) : nullptr;
+                const int64_t *h = ranges[d].is_bounded() ? as_const_int(simplify(ranges[d].max)) : nullptr;
+                if (!l || !h) {
                     uniform = false;
                     break;
                 }
-                lo[d] = std::min(lo[d], *c), hi[d] = std::max(hi[d], *c);
+                lo[d] = std::min(lo[d], *l), hi[d] = std::max(hi[d], *h);
             }
         }
         if (!read || !uniform) continue;
@@ -144,8 +164,6 @@ void specialize_interior(kir::Kernel &kernel) {
         Scope<Interval> varying;
         varying.push(kir::lane_var, Interval(make_const(Int(32), 0), make_const(Int(32), kir::warp_size - 1)));
         std::vector<Expr> conditions;
-        std::set<std::string> seen;
-        bool any_guard = false;
         // Each guard with the lanes it runs on: a store under `if (active)`
         // runs only where `active` may hold, which narrows the lane range.
         class Guards : public IRVisitor {
@@ -153,7 +171,19 @@ void specialize_interior(kir::Kernel &kernel) {
             Guards(const Scope<Interval> &v, const kir::Kernel &k) : varying(v), kernel(k) {}
             const Scope<Interval> &varying;
             const kir::Kernel &kernel;
-            std::vector<Expr> sufficient;
+            /// Loops of constant bounds inside the instance (a rolled time loop): a
+            /// guard must hold on every iteration.
+            std::vector<std::pair<std::string, Interval>> loops;
+            void visit(const For *op) override {
+                const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
+                if (!lo || !n) return IRVisitor::visit(op);
+                loops.push_back({op->name, Interval(op->min, simplify(op->min + op->extent - 1))});
+                IRVisitor::visit(op);
+                loops.pop_back();
+            }
+            /// Per buffer, the box of coordinates its guarded accesses reach.
+            std::map<std::string, std::vector<Interval>> boxes;
+            bool unbounded = false;
             std::map<std::string, Expr> bool_lets;
             std::vector<Expr> conditions;
             using IRVisitor::visit;
@@ -177,19 +207,51 @@ void specialize_interior(kir::Kernel &kernel) {
                         for (const Expr &c : conditions) {
                             range = Interval::make_intersection(range, solve_for_outer_interval(c, kir::lane_var));
                         }
+                        // Over every iteration of the loops around: the union of the ranges.
+                        // Each loop's range, narrowed where a condition pins it (a store in
+                        // the last block of a rolled time loop runs only there).
+                        Scope<Interval> loop_scope;
+                        for (const auto &[var, interval] : loops) {
+                            Interval r = interval;
+                            for (const Expr &c : conditions) {
+                                Interval pinned = solve_for_outer_interval(c, var);
+                                if (pinned.has_lower_bound() && is_const(simplify(pinned.min))) r.min = simplify(max(r.min, pinned.min));
+                                if (pinned.has_upper_bound() && is_const(simplify(pinned.max))) r.max = simplify(min(r.max, pinned.max));
+                            }
+                            loop_scope.push(var, r);
+                        }
+                        if (!loops.empty()) {
+                            Interval lo = range.has_lower_bound() ? bounds_of_expr_in_scope(range.min, loop_scope) : Interval::everything();
+                            Interval hi = range.has_upper_bound() ? bounds_of_expr_in_scope(range.max, loop_scope) : Interval::everything();
+                            range = Interval(lo.has_lower_bound() ? lo.min : Interval::neg_inf(), hi.has_upper_bound() ? hi.max : Interval::pos_inf());
+                            range = Interval::make_intersection(range, varying.get(kir::lane_var));
+                        }
                         narrowed.push(kir::lane_var, range);
-                        sufficient.push_back(simplify(and_condition_over_domain(guard, narrowed)));
+                        for (const auto &[var, interval] : loops) narrowed.push(var, loop_scope.get(var));
+                        // The guard is the access's bounds check: widen the box of
+                        // coordinates the buffer is accessed at by this access's range.
+                        kir::Access a = kir::access_of(op);
+                        std::vector<Interval> &box = boxes[a.buffer];
+                        for (size_t d = 0; d < a.coords.size(); d++) {
+                            Interval range_d = bounds_of_expr_in_scope(a.coords[d], narrowed);
+                            if (!range_d.is_bounded()) unbounded = true;
+                            if (box.size() <= d) box.push_back(range_d);
+                            else box[d] = Interval::make_union(box[d], range_d);
+                        }
                     }
                 }
                 IRVisitor::visit(op);
             }
         } guards(varying, kernel);
         body.accept(&guards);
-        for (const Expr &c : guards.sufficient) {
-            any_guard = true;
-            if (seen.insert(key_of(c)).second) conditions.push_back(c);
+        if (guards.boxes.empty() || guards.unbounded) return body;
+        // Interior: each buffer's box lies inside it (both corners in bounds).
+        for (const auto &[buffer, box] : guards.boxes) {
+            std::vector<Expr> lo, hi;
+            for (const Interval &r : box) lo.push_back(simplify(r.min)), hi.push_back(simplify(r.max));
+            const kir::BufferArg &b = kernel.buffer(buffer);
+            conditions.push_back(kir::in_bounds(b, lo) && kir::in_bounds(b, hi));
         }
-        if (!any_guard) return body;
         Expr interior = const_true();
         for (const Expr &c : conditions) interior = interior && c;
         interior = simplify(interior);
@@ -198,6 +260,16 @@ void specialize_interior(kir::Kernel &kernel) {
         if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var)) {
             return body;
         }
+        // It is tested before the instance: nothing bound inside may appear.
+        class Bound : public IRVisitor {
+        public:
+            Scope<> names;
+            using IRVisitor::visit;
+            void visit(const LetStmt *op) override { names.push(op->name), IRVisitor::visit(op); }
+            void visit(const For *op) override { names.push(op->name), IRVisitor::visit(op); }
+        } bound;
+        body.accept(&bound);
+        if (expr_uses_vars(interior, bound.names)) return body;
         Stmt fast = kir::replace_calls(body, [&](const Call *op) -> Expr {
             if (op->name != kir::intrinsic::load && op->name != kir::intrinsic::store) return Expr();
             std::vector<Expr> args = op->args;
@@ -227,6 +299,7 @@ void run_kernel_passes(kir::Kernel &kernel, std::ostream *trace) {
     };
     step("place_uniform_inputs", place_uniform_inputs);
     step("hoist_loads", hoist_loads);
+    step("peel_loops", peel_loops);
     step("specialize_interior", specialize_interior);
 }
 

@@ -141,8 +141,9 @@ std::string fits_warp_hint(const ir::UreProgram &source) {
 
 class KernelLowering {
 public:
-    KernelLowering(const sys::SystolicProgram &p, const std::string &n, const std::vector<std::string> &order)
-        : program(p), source(p.source), name(n) {
+    KernelLowering(const sys::SystolicProgram &p, const std::string &n, const std::vector<std::string> &order,
+                   const KernelOptions &o)
+        : program(p), source(p.source), name(n), options(o) {
         kernel.name = n;
         kernel.pe_count = p.pe_count;
         kernel.pe_min = p.pe_min;
@@ -192,6 +193,7 @@ private:
     const sys::SystolicProgram &program;
     const ir::UreProgram &source;
     std::string name;
+    KernelOptions options;
     kir::Kernel kernel;
     LoopPlan plan;
 
@@ -347,13 +349,69 @@ private:
     struct Copy {
         std::string tag;
         std::map<std::string, Expr> values;  ///< substitution for the statements
+        int64_t index = 0;                   ///< among the copies
     };
 
-    /// The SSA name of `var` at step t in one unrolled copy, on one slot of the lane.
-    std::string ssa(const std::string &var, const Copy &copy, int64_t t, int64_t slot) const {
+    /// The SSA name of `var` at step `position` (of the straight-line block
+    /// being built) in one unrolled copy, on one slot of the lane.
+    std::string ssa(const std::string &var, const Copy &copy, int64_t position, int64_t slot) const {
         std::string s = var + copy.tag;
         if (kernel.pes_per_lane > 1) s += ".v" + std::to_string(slot);
-        return s + ".t" + std::to_string(t - program.time_min);
+        return s + ".t" + std::to_string(position);
+    }
+
+    // ---- a rolled time loop -------------------------------------------------
+    // Beyond options.max_unrolled_steps the time loop runs as a serial loop
+    // over blocks of `period` steps (t = time_min + period * i + k, k
+    // unrolled): the values a block reads from earlier blocks are carried in
+    // a register array per variable, indexed by constants.
+    int64_t period = 0;                       ///< 0: the time loop is unrolled fully
+    std::string block_var;                    ///< the serial loop over blocks
+    int64_t copy_count = 1;
+    /// Positions below `boundary` in the block being built are read from the
+    /// carried registers (or are zero where nothing is carried: before the first step).
+    int64_t boundary = 0;
+    bool carried = false;
+
+    std::string carry_name(const std::string &var) const { return var + ".carry"; }
+
+    int64_t carry_index(const std::string &var, const Copy &copy, int64_t slot, int64_t lag) const {
+        int64_t h = program.variable(var).history;
+        return ((copy.index * kernel.pes_per_lane) + slot) * h + (lag - 1);
+    }
+
+    /// The value of `var` at `position` on `slot` of this lane.
+    Expr value_at(const std::string &var, const Copy &copy, int64_t position, int64_t slot, std::string *key) const {
+        const sys::Variable &v = program.variable(var);
+        if (position >= boundary) {
+            *key = ssa(var, copy, position, slot);
+            return Variable::make(v.type, *key);
+        }
+        int64_t lag = boundary - position;
+        if (!carried || lag > v.history) {
+            *key = "";
+            return make_zero(v.type);  // before the first step: never read where it matters (validator)
+        }
+        *key = carry_name(var) + copy.tag + (kernel.pes_per_lane > 1 ? ".v" + std::to_string(slot) : std::string()) + ".lag" +
+               std::to_string(lag);
+        return Load::make(v.type, carry_name(var), make_const(Int(32), carry_index(var, copy, slot, lag)), Buffer<>(), Parameter(),
+                          const_true(), ModulusRemainder());
+    }
+
+    /// The time loop's period: the largest time coefficient of a source loop
+    /// (advancing that loop by one advances time by it, every other loop
+    /// unchanged, so every block of that many steps runs the same code).
+    int64_t time_period() const {
+        const ir::SpaceTimeTransform &st = *source.schedule.transform;
+        int64_t best = 0;
+        for (size_t i = 0; i < st.source_loops.size(); i++) {
+            int64_t a = std::abs(st.matrix[1][i]);
+            if (source.loop(st.source_loops[i]).extent > 1 && a > best && a < program.steps()) best = a;
+        }
+        for (const sys::Variable &v : program.variables) {
+            if (v.history > best) return 0;  // a block must hold every value read across it
+        }
+        return program.steps() >= 2 * best ? best : 0;
     }
 
     /// The PE index of `slot` on this lane.
@@ -394,8 +452,14 @@ private:
             }
             copies = next;
         }
-        if (program.steps() * (int64_t)copies.size() * kernel.pes_per_lane > kernel_unroll_limit) {
-            compile_error("kernel ", name, ": the array runs ", program.steps(), " steps", copies.size() > 1 ? " times " : "",
+        for (size_t i = 0; i < copies.size(); i++) copies[i].index = (int64_t)i;
+        copy_count = (int64_t)copies.size();
+        const int64_t per_step = copy_count * kernel.pes_per_lane;
+        if (program.steps() * per_step > options.max_unrolled_steps) period = time_period();
+        const int64_t unrolled = period ? period * per_step : program.steps() * per_step;
+        if (unrolled > kernel_unroll_limit) {
+            compile_error("kernel ", name, ": the array runs ", period ? period : program.steps(), period ? " steps per block of its rolled time loop" : " steps",
+                          copies.size() > 1 ? " times " : "",
                           copies.size() > 1 ? std::to_string(copies.size()) + " unrolled iterations" : std::string(),
                           kernel.pes_per_lane > 1 ? " on " + std::to_string(kernel.pes_per_lane) + " PEs per lane" : std::string(),
                           "; the kernel unrolls them and holds at most ", kernel_unroll_limit,
@@ -406,14 +470,55 @@ private:
                 if (value.defined()) c.values[var] = simplify(substitute(c.values, value));
             }
         }
-        std::vector<Item> items;
-        for (int64_t t = program.time_min; t <= program.time_max; t++) {
-            for (const Copy &c : copies) lower_step(t, c, items);
+        if (!period) {
+            std::vector<Item> items;
+            for (int64_t t = program.time_min; t <= program.time_max; t++) {
+                for (const Copy &c : copies) lower_step(make_const(Int(32), t), t - program.time_min, c, items);
+            }
+            return build(items);
         }
-        return build(items);
+        // Rolled: blocks of `period` steps in a serial loop, then the steps left.
+        block_var = program.time_var + ".block";
+        const int64_t blocks = program.steps() / period;
+        Expr block = Variable::make(Int(32), block_var);
+        carried = true;
+        boundary = 0;
+        std::vector<Item> items;
+        for (int64_t k = 0; k < period; k++) {
+            for (const Copy &c : copies) lower_step(simplify(block * (int)period + (int)(program.time_min + k)), k, c, items);
+        }
+        // Each carried variable's last `history` values, for the next block.
+        std::vector<Stmt> keep, init;
+        for (const sys::Variable &v : program.variables) {
+            for (const Copy &c : copies) {
+                for (int64_t j = 0; j < kernel.pes_per_lane; j++) {
+                    for (int64_t lag = 1; lag <= v.history; lag++) {
+                        Expr index = make_const(Int(32), carry_index(v.name, c, j, lag));
+                        keep.push_back(Store::make(carry_name(v.name), Variable::make(v.type, ssa(v.name, c, period - lag, j)), index,
+                                                   Parameter(), const_true(), ModulusRemainder()));
+                        init.push_back(Store::make(carry_name(v.name), make_zero(v.type), index, Parameter(), const_true(),
+                                                   ModulusRemainder()));
+                    }
+                }
+            }
+        }
+        auto sequence = [](const std::vector<Stmt> &stmts) { return stmts.empty() ? Stmt(Evaluate::make(0)) : Block::make(stmts); };
+        Stmt loop = For::make(block_var, 0, (int)blocks, ForType::Serial, DeviceAPI::None, build(items, sequence(keep)));
+        std::vector<Item> tail;
+        boundary = blocks * period;
+        for (int64_t position = boundary; position < program.steps(); position++) {
+            for (const Copy &c : copies) lower_step(make_const(Int(32), program.time_min + position), position, c, tail);
+        }
+        Stmt body = sequence({sequence(init), loop, build(tail)});
+        for (const sys::Variable &v : program.variables) {
+            if (v.history == 0) continue;
+            body = Allocate::make(carry_name(v.name), v.type, Halide::MemoryType::Register,
+                                  {make_const(Int(32), copy_count * kernel.pes_per_lane * v.history)}, const_true(), body);
+        }
+        return body;
     }
 
-    void lower_step(int64_t t, const Copy &copy, std::vector<Item> &items) {
+    void lower_step(const Expr &t, int64_t position, const Copy &copy, std::vector<Item> &items) {
         const int64_t slots = kernel.pes_per_lane;
         Expr lane = Variable::make(Int(32), kir::lane_var);
         std::vector<std::map<std::string, Expr>> at(slots, copy.values);
@@ -422,10 +527,10 @@ private:
         std::vector<bool> active_used(slots, false);
         std::vector<Item> actives;
         for (int64_t j = 0; j < slots; j++) {
-            at[j][program.time_var] = make_const(Int(32), t);
+            at[j][program.time_var] = t;
             at[j][program.space_var] = pe_of_slot(j);
             active_name[j] = "active" + copy.tag + (slots > 1 ? ".v" + std::to_string(j) : std::string()) + ".t" +
-                             std::to_string(t - program.time_min);
+                             std::to_string(position);
             active_var[j] = Variable::make(Bool(), active_name[j]);
             Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
             actives.push_back({active_name[j], simplify(on_array && substitute(at[j], program.has_preimage)), Stmt()});
@@ -435,30 +540,29 @@ private:
 
         // The value of `var` at step `when` on the PE dp below slot j's: a
         // register of this lane, or of the lane the PE lives on (a shuffle).
+        // The value of `var` at step `when` (a position) on the PE dp below
+        // slot j's: a register of this lane, or of the lane the PE lives on (a shuffle).
         auto neighbour = [&](const std::string &var, int64_t when, int64_t dp, int64_t j) -> Expr {
-            const sys::Variable &v = program.variable(var);
             int64_t source = j - dp;
             int64_t source_slot = ((source % slots) + slots) % slots;
             int64_t lanes_up = (source - source_slot) / slots;  // the source lane is lane + lanes_up
-            Expr value = Variable::make(v.type, ssa(var, copy, when, source_slot));
-            if (lanes_up == 0) return value;
+            std::string key;
+            Expr value = value_at(var, copy, when, source_slot, &key);
+            if (lanes_up == 0 || key.empty()) return value;
             if (std::abs(lanes_up) >= kir::warp_size) {
                 compile_error("kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
             }
-            std::string n = ssa(var, copy, when, source_slot) + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
+            std::string n = key + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
             if (shuffled.insert(n).second) step.push_back({n, kir::lane_shift(value, -lanes_up), Stmt()});
-            return Variable::make(v.type, n);
+            return Variable::make(value.type(), n);
         };
         // Taps of earlier steps, and same-step taps of this PE, resolved.
         auto resolve_earlier = [&](Expr e, int64_t j) {
             for (const sys::Tap &tap : taps_in(e)) {
                 if (tap.dt >= 1) {
-                    Expr v = t - tap.dt < program.time_min
-                                 ? make_zero(program.variable(tap.var).type)  // never read where it matters (validator)
-                                 : neighbour(tap.var, t - tap.dt, tap.dp, j);
-                    e = replace_tap(e, tap, v);
+                    e = replace_tap(e, tap, neighbour(tap.var, position - tap.dt, tap.dp, j));
                 } else if (tap.dp == 0) {
-                    e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, t, j)));
+                    e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, position, j)));
                 }
             }
             return e;
@@ -481,14 +585,14 @@ private:
                 // Chains are planned on the value over a symbolic PE: one
                 // slot may hold no source of a chain that others do.
                 std::map<std::string, Expr> over_any_pe = copy.values;
-                over_any_pe[program.time_var] = make_const(Int(32), t);
+                over_any_pe[program.time_var] = t;
                 Expr generic = simplify(substitute(over_any_pe, st.value));
                 std::vector<sys::Tap> chains;
                 for (const sys::Tap &tap : taps_in(generic)) {
                     if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
                 }
                 Expr result;
-                const std::string own_name = ssa(st.ure, copy, t, j);
+                const std::string own_name = ssa(st.ure, copy, position, j);
                 if (chains.empty()) {
                     result = lower_loads(resolve_earlier(value, j));
                 } else if (chains.size() != 1 || chains[0].var != st.ure) {
@@ -496,7 +600,7 @@ private:
                     // variable is final already (every slot of it is).
                     for (const sys::Tap &tap : chains) {
                         if (tap.var == st.ure) compile_error("kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
-                        value = replace_tap(value, tap, neighbour(tap.var, t, tap.dp, j));
+                        value = replace_tap(value, tap, neighbour(tap.var, position, tap.dp, j));
                     }
                     result = lower_loads(resolve_earlier(value, j));
                 } else {
@@ -604,9 +708,9 @@ private:
 }  // namespace
 
 kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
-                            const std::vector<std::string> &input_order) {
+                            const std::vector<std::string> &input_order, const KernelOptions &options) {
     kir::Kernel kernel;
-    kir::on_large_stack([&] { kernel = KernelLowering(program, name, input_order).run(); });
+    kir::on_large_stack([&] { kernel = KernelLowering(program, name, input_order, options).run(); });
     return kernel;
 }
 

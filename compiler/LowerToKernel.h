@@ -15,7 +15,10 @@
 // extents of the output buffers (the loop must appear in an output index as
 // a*v + terms of other loops, a > 0); stores are guarded by the output's
 // bounds, so tails of every size are correct. The time loop is unrolled
-// fully: histories become values of earlier steps, indexed by constants.
+// fully (histories become values of earlier steps) up to
+// KernelOptions::max_unrolled_steps; a longer one is rolled into a serial
+// loop over blocks of its period, each block unrolled, the values read
+// across blocks carried in register arrays indexed by constants.
 #ifndef PULSE_LOWER_TO_KERNEL_H
 #define PULSE_LOWER_TO_KERNEL_H
 
@@ -31,12 +34,20 @@ constexpr int64_t kernel_unroll_limit = 8192;
 /// Most PEs one lane runs (an array of up to 8 * 32 PEs fits a warp).
 constexpr int64_t max_pes_per_lane = 8;
 
+/// Mapping choices that are not part of the schedule.
+struct KernelOptions {
+    /// Most array steps (times unrolled per-thread iterations and PEs per
+    /// lane) the kernel unrolls; beyond it the time loop is rolled by its
+    /// period (see lower_to_kernel) where it has one.
+    int64_t max_unrolled_steps = 1024;
+};
+
 /// Lowers `program` to a kernel named `name` whose inputs come in
 /// `input_order`. Throws CompileError when the array does not fit a warp,
 /// when a schedule primitive cannot be honoured, or when an instance loop's
 /// extent cannot be derived from the outputs.
 kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
-                            const std::vector<std::string> &input_order);
+                            const std::vector<std::string> &input_order, const KernelOptions &options = {});
 
 }  // namespace pulse
 

@@ -28,13 +28,13 @@ Halide::Buffer<> window(const Halide::Buffer<> &b, int d, int min, int extent) {
 
 /// Runs the kernel of `c` with each output cropped by `crop` elements per
 /// dimension; returns the mismatch against the interpreter ("" if none).
-std::string execute_against_reference(const Case &c, int crop) {
+std::string execute_against_reference(const Case &c, int crop, const KernelOptions &options = {}) {
     Spec spec = build_spec(c.spec, c.params);
     ir::UreProgram program = spec.output.lower();
     sys::SystolicProgram systolic = compile_to_systolic(program);
     std::vector<std::string> order;
     for (const Input &in : spec.inputs) order.push_back(in.name());
-    kir::Kernel kernel = lower_to_kernel(systolic, c.spec, order);
+    kir::Kernel kernel = lower_to_kernel(systolic, c.spec, order, options);
     optimize_kernel(kernel);
     Buffers inputs = random_input_buffers(program, 11);
     Buffers expected = ir::realize(program, inputs);
@@ -98,10 +98,14 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"matvec", Params()},
         {"fir_stride2", Params()},
     };
+    KernelOptions rolled;  // every time loop with a period rolled
+    rolled.max_unrolled_steps = 0;
     for (const Case &c : cases) {
         for (int crop : {0, 1}) {
             INFO(c.spec << " crop " << crop);
             CHECK(execute_against_reference(c, crop) == "");
+            INFO("time loop rolled");
+            CHECK(execute_against_reference(c, crop, rolled) == "");
         }
     }
 }
@@ -134,6 +138,28 @@ TEST_CASE("the kernel mapping refuses what it cannot honour", "[kernel]") {
     Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 257}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}),
                         Contains("a warp runs at most 256 (8 per lane)"));
+}
+
+TEST_CASE("a long time loop rolls into blocks of its period, carrying values in register arrays", "[kernel]") {
+    Spec spec = build_spec("conv2d_ssam", test::params({{"K", 5}, {"RT", 2}}));
+    sys::SystolicProgram systolic = compile_to_systolic(spec.output.lower());
+    KernelOptions options;
+    options.max_unrolled_steps = 10;  // 25 steps x 2 rows
+    kir::Kernel kernel = lower_to_kernel(systolic, "k", {"x", "w"}, options);
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    // t = p + 5q: five blocks of five steps, the first and last peeled off
+    // (peel_loops); Z (history 1) carried per row.
+    CHECK_THAT(text.str(), Contains("for (t.block, 1, 3)"));
+    CHECK_THAT(text.str(), Contains("allocate Z.carry[float32 * 2] in Register"));
+    // The filter is still in constant memory: its index ranges over the block loop.
+    CHECK(kernel.buffer("w").placement == kir::Placement::Constant);
+    // Unrolled (the default for 50 steps), no loop.
+    kir::Kernel unrolled = lower_to_kernel(systolic, "k", {"x", "w"});
+    std::ostringstream plain;
+    kir::print(plain, unrolled);
+    CHECK_THAT(plain.str(), !Contains("t.block"));
 }
 
 TEST_CASE("an array wider than a warp runs several PEs per lane, blocked", "[kernel]") {
