@@ -10,7 +10,8 @@
 #   CONV2D_MAPPING   the chosen mapping, --param settings per K: a function
 #                    of K below; override with "PE=64 RT=8" for every K
 #   CONV2D_VARIANTS  extra mappings, "tag:SETTING,SETTING ..." (default none),
-#                    each SETTING a spec parameter NAME=V or a generator flag
+#                    each SETTING a spec parameter NAME=V or a generator flag,
+#                    applied over the chosen mapping
 #                    (e.g. "pe32:PE=32 roll:PE=64,--unroll-steps=0")
 #   JOBS             generators run at once (default: the number of cores)
 set -euo pipefail
@@ -50,7 +51,7 @@ for k in ${CONV2D_KS:-3 5 7 9 11 13 15}; do
     tag="${variant%%:*}"
     settings="${variant#*:}"
     # shellcheck disable=SC2046
-    emit_conv2d "conv2d_k${k}_$tag" "K=$k" $(tr ',' ' ' <<<"$settings")
+    emit_conv2d "conv2d_k${k}_$tag" "K=$k" $(chosen_mapping "$k") $(tr ',' ' ' <<<"$settings")
   done
 done
 printf '%s\n' "${commands[@]}" | xargs -d '\n' -P "$jobs" -n 1 bash -c

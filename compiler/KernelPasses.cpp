@@ -1,6 +1,7 @@
 #include "KernelPasses.h"
 
 #include "PeelLoops.h"
+#include "SlideWindows.h"
 
 #include <map>
 #include <ostream>
@@ -299,6 +300,7 @@ void run_kernel_passes(kir::Kernel &kernel, std::ostream *trace) {
     };
     step("place_uniform_inputs", place_uniform_inputs);
     step("hoist_loads", hoist_loads);
+    step("slide_windows", slide_windows);
     step("peel_loops", peel_loops);
     step("specialize_interior", specialize_interior);
 }

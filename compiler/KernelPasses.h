@@ -8,10 +8,12 @@
 //                            load is issued once, at the top: rows shared by
 //                            unrolled iterations of a per-thread loop form a
 //                            register window; a lane-only read is loaded once.
-//   3. peel_loops            (PeelLoops.h) a rolled time loop's first and last
+//   3. slide_windows         (SlideWindows.h) loads a per-thread loop's next
+//                            iteration repeats stay in registers.
+//   4. peel_loops            (PeelLoops.h) a rolled time loop's first and last
 //                            blocks run outside it, its middle ones without
 //                            the conditions that single those out.
-//   4. specialize_interior   warps whose every access is inside its buffer run
+//   5. specialize_interior   warps whose every access is inside its buffer run
 //                            a copy of the code with no bounds guards; the
 //                            others (image borders, tails) keep them.
 #ifndef PULSE_KERNEL_PASSES_H

@@ -1,6 +1,7 @@
 #include "LowerToKernel.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -270,6 +271,7 @@ private:
                           "instances on its own; map instance loops to warps with gpu_blocks");
         }
         // Instance loops after tiling, innermost first, and their extents.
+        // `constant`: an unrolled loop (the inner loop of a tile).
         struct Piece { std::string var; int64_t min; Expr extent; bool constant; };
         std::vector<Piece> pieces;
         std::set<std::string> transform_loops(s.transform->source_loops.begin(), s.transform->source_loops.end());
@@ -279,21 +281,22 @@ private:
                               "transform; tile only loops outside the array (choose the array's size with set_bounds)");
             }
         }
-        for (const ir::Loop &l : program.instance_loops) {
-            Expr extent = derived_extent(l);
+        // A loop, split by the tiles and splits on it and on the loops they make.
+        std::function<void(const std::string &, int64_t, Expr)> split = [&](const std::string &var, int64_t min, Expr extent) {
             const ir::Tile *tile = nullptr;
-            for (const ir::Tile &t : s.tiles) if (t.var == l.var) tile = &t;
+            for (const ir::Tile &t : s.tiles) if (t.var == var) tile = &t;
             if (!tile) {
-                pieces.push_back({l.var, l.min, extent, false});
-                plan.definitions.push_back({l.var, Expr()});
-                continue;
+                pieces.push_back({var, min, extent, false});
+                return;
             }
-            if (tile->factor < 1) compile_error("kernel ", name, ": tile(", l.var, ") factor ", tile->factor, " must be positive");
-            pieces.push_back({tile->inner, 0, make_const(Int(64), tile->factor), true});
-            pieces.push_back({tile->outer, 0, simplify((extent + make_const(Int(64), tile->factor - 1)) / make_const(Int(64), tile->factor)), false});
-            Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)l.min;
-            plan.definitions.push_back({l.var, value});
-        }
+            if (tile->factor < 1) compile_error("kernel ", name, ": tile(", var, ") factor ", tile->factor, " must be positive");
+            pieces.push_back({tile->inner, 0, make_const(Int(64), tile->factor), tile->unroll_inner});
+            // The outer loop's definition first: this one is written over it.
+            split(tile->outer, 0, simplify((extent + make_const(Int(64), tile->factor - 1)) / make_const(Int(64), tile->factor)));
+            Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)min;
+            plan.definitions.push_back({var, value});
+        };
+        for (const ir::Loop &l : program.instance_loops) split(l.var, l.min, derived_extent(l));
         std::set<std::string> known;
         for (const Piece &p : pieces) known.insert(p.var);
         for (const std::string &g : s.gpu_blocks) {
@@ -303,7 +306,7 @@ private:
             }
         }
         auto is_grid = [&](const Piece &p) {
-            if (s.gpu_blocks.empty()) return !p.constant;
+            if (s.gpu_blocks.empty()) return !p.constant;  // every loop that is not unrolled
             return std::find(s.gpu_blocks.begin(), s.gpu_blocks.end(), p.var) != s.gpu_blocks.end();
         };
         // Grid loops in gpu_blocks order (innermost first) when given.

@@ -183,7 +183,8 @@ void print(std::ostream &out, const UreProgram &p) {
     }
     const Schedule &s = p.schedule;
     for (const Tile &t : s.tiles) {
-        out << "  tile " << t.var << " -> " << t.outer << " * " << t.factor << " + " << t.inner << "\n";
+        out << "  " << (t.unroll_inner ? "tile " : "split ") << t.var << " -> " << t.outer << " * " << t.factor << " + " << t.inner
+            << "\n";
     }
     if (!s.reorder.empty()) out << "  reorder (innermost first): " << join(s.reorder) << "\n";
     if (!s.gpu_blocks.empty()) out << "  gpu_blocks: " << join(s.gpu_blocks) << "\n";

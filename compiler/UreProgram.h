@@ -75,6 +75,8 @@ struct InputAccess {
 struct Tile {
     std::string var, outer, inner;
     int64_t factor = 1;
+    /// tile: the inner loop is unrolled; split: it stays a loop.
+    bool unroll_inner = true;
 };
 
 /// `X.in(G)` followed by compute_at / store_in: a staged copy of X for its use in G.

@@ -91,6 +91,9 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"conv2d_ssam", test::params({{"K", 3}, {"RT", 4}, {"R", 11}, {"B", 3}})},
         {"conv2d_ssam", test::params({{"K", 5}, {"RT", 3}, {"R", 7}, {"B", 2}})},
         {"conv2d_ssam", test::params({{"K", 15}, {"RT", 2}, {"R", 3}, {"B", 2}})},
+        // Warps walking S row blocks down a strip (split), the rows blocks share in registers.
+        {"conv2d_ssam", test::params({{"K", 5}, {"RT", 2}, {"S", 3}, {"R", 13}, {"B", 2}})},
+        {"conv2d_ssam", test::params({{"K", 3}, {"PE", 64}, {"RT", 3}, {"S", 2}, {"R", 14}, {"B", 2}})},
         // Arrays wider than a warp: two and three PEs per lane.
         {"conv2d_ssam", test::params({{"K", 3}, {"PE", 64}, {"RT", 3}, {"R", 7}, {"B", 3}})},
         {"conv2d_ssam", test::params({{"K", 5}, {"PE", 77}, {"RT", 2}, {"R", 5}, {"B", 2}})},
@@ -160,6 +163,25 @@ TEST_CASE("a long time loop rolls into blocks of its period, carrying values in 
     std::ostringstream plain;
     kir::print(plain, unrolled);
     CHECK_THAT(plain.str(), !Contains("t.block"));
+}
+
+TEST_CASE("rows re-read by a warp's next row block stay in registers (a sliding window)", "[kernel]") {
+    // K = 5, RT = 2: a block reads rows 2*ros .. 2*ros + 5; the next block's
+    // first four rows are this block's last four.
+    Spec spec = build_spec("conv2d_ssam", test::params({{"K", 5}, {"RT", 2}, {"S", 4}}));
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"x", "w"});
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    CHECK_THAT(ir, Contains("allocate window.0.float32[float32 * 4] in Register"));
+    CHECK_THAT(ir, Contains("for (ros, 0, 4)"));
+    // Inside the loop, the unguarded copy loads two new rows (the fast path's loads carry no guard).
+    size_t loop = ir.find("for (ros, 0, 4)");
+    size_t loads = 0;
+    for (size_t at = ir.find("pulse.load(\"x\", (uint1)1", loop); at != std::string::npos;
+         at = ir.find("pulse.load(\"x\", (uint1)1", at + 1)) loads++;
+    CHECK(loads == 2);
 }
 
 TEST_CASE("an array wider than a warp runs several PEs per lane, blocked", "[kernel]") {

@@ -55,10 +55,11 @@ Spec conv2d_ssam(const Params &params) {
     const int K = params.get_int("K", 3);         // filter size (K x K)
     const int PE = params.get_int("PE", 32);       // array width: more than 32 PEs runs several per lane
     const int C = PE - K + 1;                      // output columns per warp
-    const int RT = params.get_int("RT", 8);        // output rows per warp (unrolled)
+    const int RT = params.get_int("RT", 8);        // output rows per block of a warp (unrolled)
+    const int S = params.get_int("S", 1);          // row blocks per warp, in sequence (a sliding window)
     const int R = params.get_int("R", 2 * RT);     // output rows (generation-time default; a run-time size)
     const int B = params.get_int("B", 2);          // column blocks (likewise)
-    Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), s("s"), t("t");
+    Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), rog("rog"), ros("ros"), s("s"), t("t");
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     std::vector<Var> loops{c, p, q, r, b};
     Func X(Float(32), loops, Place::Device, "X"), W(Float(32), loops, Place::Device, "W"),
@@ -71,7 +72,14 @@ Spec conv2d_ssam(const Params &params) {
     Out(b * C + c, r) = select(p == K - 1 && q == K - 1, Z(c, p, q, r, b));
     X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, K, q, 0, K, r, 0, R, b, 0, B);
     X.tile(r, ro, ri, RT);
-    X.gpu_blocks(b, ro);
+    if (S > 1) {
+        // Each warp walks S consecutive row blocks down its column strip; the
+        // K - 1 input rows consecutive blocks share stay in registers.
+        X.split(ro, rog, ros, S);
+        X.gpu_blocks(b, rog);
+    } else {
+        X.gpu_blocks(b, ro);
+    }
     X.space_time_transform({c, p, q}, {s, t}, {1, 0, 1, /**/ 0, 1, K});
     return Spec{Out, {x, w}};
 }

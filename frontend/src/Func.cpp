@@ -283,20 +283,28 @@ Func &Func::set_bounds(const Var &var, int64_t min, int64_t extent) {
 }
 
 Func &Func::tile(const Var &var, const Var &outer, const Var &inner, int64_t factor) {
+    return split_loop("tile", var, outer, inner, factor, true);
+}
+
+Func &Func::split(const Var &var, const Var &outer, const Var &inner, int64_t factor) {
+    return split_loop("split", var, outer, inner, factor, false);
+}
+
+Func &Func::split_loop(const char *what, const Var &var, const Var &outer, const Var &inner, int64_t factor, bool unroll_inner) {
     UreGroup &g = *group();
-    require_loop(g, "tile", var.name());
-    require_distinct(g, "tile", {outer.name(), inner.name()});
+    require_loop(g, what, var.name());
+    require_distinct(g, what, {outer.name(), inner.name()});
     std::vector<std::string> &loops = current_loops(g);
     for (const std::string &v : {outer.name(), inner.name()}) {
         if (v != var.name() && std::find(loops.begin(), loops.end(), v) != loops.end()) {
-            compile_error(name(), ".tile: loop variable '", v, "' is repeated: it already names a loop of ", name());
+            compile_error(name(), ".", what, ": loop variable '", v, "' is repeated: it already names a loop of ", name());
         }
     }
-    if (factor < 1) compile_error(name(), ".tile(", var.name(), "): the factor must be positive, not ", factor);
+    if (factor < 1) compile_error(name(), ".", what, "(", var.name(), "): the factor must be positive, not ", factor);
     auto it = std::find(loops.begin(), loops.end(), var.name());
     it = loops.erase(it);
     loops.insert(it, {inner.name(), outer.name()});
-    g.schedule.tiles.push_back(ir::Tile{var.name(), outer.name(), inner.name(), factor});
+    g.schedule.tiles.push_back(ir::Tile{var.name(), outer.name(), inner.name(), factor, unroll_inner});
     return *this;
 }
 

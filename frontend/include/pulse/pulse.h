@@ -166,8 +166,13 @@ public:
         return set_bounds(var2, rest...);
     }
 
-    /// Splits loop `var` into `outer` and `inner`: var = outer * factor + inner.
+    /// Splits loop `var` into `outer` and `inner`: var = outer * factor + inner;
+    /// the inner loop is unrolled (its iterations share loads: a register window).
     Func &tile(const Var &var, const Var &outer, const Var &inner, int64_t factor);
+    /// Like tile, but the inner loop stays a loop: on a GPU, each warp runs its
+    /// `factor` iterations in sequence, and inputs re-read by consecutive
+    /// iterations stay in registers (a sliding window).
+    Func &split(const Var &var, const Var &outer, const Var &inner, int64_t factor);
     /// Orders the loops, innermost first.
     Func &reorder(const std::vector<Var> &loops);
     template<typename... Vs>
@@ -217,6 +222,7 @@ public:
 private:
     std::shared_ptr<internal::FuncContents> func;
     std::shared_ptr<internal::UreGroup> group() const;
+    Func &split_loop(const char *what, const Var &var, const Var &outer, const Var &inner, int64_t factor, bool unroll_inner);
 };
 
 // ---- generators ----
