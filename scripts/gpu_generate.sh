@@ -15,8 +15,8 @@ mkdir -p "$out"
 # The examples at their default sizes: every array has at most 32 PEs.
 examples=(
   "conv1d conv1d_sbm" "conv1d conv1d_bsm" "conv1d conv1d_fsm" "conv1d conv1d_bfs" "conv1d conv1d_ffs"
-  "conv1d conv1d_fbs" "conv1d conv1d_fbs_stride2" "conv2d conv2d_sbm" "matmul matmul" "matvec matvec"
-  "fir fir_stride2"
+  "conv1d conv1d_fbs" "conv1d conv1d_fbs_stride2" "conv2d conv2d_sbm" "conv2d conv2d_ssam" "matmul matmul"
+  "matvec matvec" "fir fir_stride2"
 )
 for entry in "${examples[@]}"; do
   read -r program spec <<<"$entry"

@@ -73,6 +73,10 @@ std::vector<Case> cases() {
     all.push_back({"matvec", {{"I", 11}, {"J", 5}, {"N", 2}}, 4});
     all.push_back({"fir_stride2", {}, 2});
     all.push_back({"fir_stride2", {{"C", 8}, {"K", 4}, {"B", 2}}, 3});
+    // Outputs at affine indices: boxes that do not start at 0, one whose
+    // minimum moves with the run-time instance count (AffineOutputSpec.cpp).
+    all.push_back({"test_affine_outputs", {}, 5});
+    all.push_back({"test_affine_outputs", {{"C", 5}, {"Q", 4}, {"B", 2}}, 1});
     return all;
 }
 
