@@ -57,7 +57,8 @@ std::string read_text(const std::filesystem::path &path) {
 }
 
 /// Every example at two sizes; the second size of each has a PE count that is
-/// not a power of two (so the I/O vectors are padded).
+/// not a power of two (so the I/O vectors are padded). The conv1d designs write
+/// their output at an affine index, Out(b * C + c).
 std::vector<Case> cases() {
     std::vector<Case> all;
     for (const char *d : {"sbm", "bsm", "fsm", "bfs", "ffs", "fbs", "fbs_stride2"}) {

@@ -134,7 +134,10 @@ TEST_CASE("cuda: the batch size is a run-time argument and the layout follows it
     CudaSources s = generate("conv1d_sbm");
     // x covers [0, 16 * instances + 3]: its extent grows with the batch.
     CHECK(s.kernel.find("layout.x_extent0 = (int64_t)16 * instances + 3ll - layout.x_min0 + 1;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Out_extent1 = (int64_t)1 * instances;") != std::string::npos);
+    // Out(b * C + c): one dimension of 16 * instances elements from 0.
+    CHECK(s.kernel.find("layout.Out_min0 = 0ll;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Out_extent0 = (int64_t)16 * instances;") != std::string::npos);
+    CHECK(s.kernel.find("Out_extent1") == std::string::npos);
     CHECK(s.header.find("conv1d_sbm_cuda_default_instances() { return 4; }") != std::string::npos);
 }
 
