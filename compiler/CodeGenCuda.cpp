@@ -122,10 +122,9 @@ struct InputLayout {
 struct OutputLayout {
     std::string name;
     Type type;
-    std::vector<std::string> args;
-    std::vector<int64_t> mins;
-    /// Per dimension, the extent; the outermost instance loop's is `instances`.
-    std::vector<LinearInInstances> extents;
+    std::vector<std::string> index;  ///< the index it is written at, as written (`c, b` or `b * 16 + c`)
+    /// Per dimension, the box the index spans over the loop bounds.
+    std::vector<LinearInInstances> mins, extents;
 };
 
 class CudaGenerator {
@@ -201,6 +200,18 @@ void CudaGenerator::plan_layout() {
         else v.constant = loop.max();
         return v;
     };
+    // The smallest and largest value of an affine form over the box.
+    auto range = [&](const AffineForm &form) {
+        LinearInInstances lo{form.constant, 0}, hi{form.constant, 0};
+        for (size_t i = 0; i < source.loops.size(); i++) {
+            int64_t a = form.coefficient[i];
+            if (a == 0) continue;
+            LinearInInstances l = bound(source.loops[i], a < 0), h = bound(source.loops[i], a > 0);
+            lo.constant += a * l.constant, lo.per_instance += a * l.per_instance;
+            hi.constant += a * h.constant, hi.per_instance += a * h.per_instance;
+        }
+        return std::make_pair(lo, hi);
+    };
     for (const std::string &input_name : input_order) {
         const ir::InputDecl &decl = source.input(input_name);
         InputLayout layout{decl.name, decl.type, decl.dimensions, {}, {}};
@@ -211,14 +222,7 @@ void CudaGenerator::plan_layout() {
             for (int d = 0; d < decl.dimensions; d++) {
                 std::optional<AffineForm> form = to_affine(access.index[d], source.loops);
                 if (!form) compile_error("cuda backend: the read of ", input_name, " in ", access.consumer, " is not affine in dimension ", d);
-                LinearInInstances lo{form->constant, 0}, hi{form->constant, 0};
-                for (size_t i = 0; i < source.loops.size(); i++) {
-                    int64_t a = form->coefficient[i];
-                    if (a == 0) continue;
-                    LinearInInstances l = bound(source.loops[i], a < 0), h = bound(source.loops[i], a > 0);
-                    lo.constant += a * l.constant, lo.per_instance += a * l.per_instance;
-                    hi.constant += a * h.constant, hi.per_instance += a * h.per_instance;
-                }
+                auto [lo, hi] = range(*form);
                 layout.mins[d].push_back(lo);
                 layout.maxs[d].push_back(hi);
             }
@@ -229,11 +233,14 @@ void CudaGenerator::plan_layout() {
         inputs.push_back(layout);
     }
     for (const ir::Ure *ure : source.outputs()) {
-        OutputLayout layout{ure->name, ure->type, ure->args, {}, {}};
-        for (const std::string &arg : ure->args) {
-            const ir::Loop &loop = source.loop(arg);
-            layout.mins.push_back(loop.min);
-            layout.extents.push_back(arg == outer_instance ? LinearInInstances{0, 1} : LinearInInstances{loop.extent, 0});
+        OutputLayout layout{ure->name, ure->type, {}, {}, {}};
+        for (const Expr &e : ure->output_index()) {
+            std::optional<AffineForm> form = to_affine(e, source.loops);
+            if (!form) compile_error("cuda backend: output ", ure->name, " is written at a non-affine index ", ir::to_source(e));
+            auto [lo, hi] = range(*form);
+            layout.index.push_back(ir::to_source(e));
+            layout.mins.push_back(lo);
+            layout.extents.push_back({hi.constant - lo.constant + 1, hi.per_instance - lo.per_instance});
         }
         outputs.push_back(layout);
     }
@@ -280,9 +287,9 @@ std::string CudaGenerator::layout_struct() const {
     }
     for (const OutputLayout &out : outputs) {
         s << "    int64_t";
-        for (size_t d = 0; d < out.args.size(); d++) s << (d ? ", " : " ") << out.name << "_min" << d << ", " << out.name << "_extent" << d;
+        for (size_t d = 0; d < out.index.size(); d++) s << (d ? ", " : " ") << out.name << "_min" << d << ", " << out.name << "_extent" << d;
         s << ";  // output " << out.name << "(";
-        for (size_t d = 0; d < out.args.size(); d++) s << (d ? ", " : "") << out.args[d];
+        for (size_t d = 0; d < out.index.size(); d++) s << (d ? ", " : "") << out.index[d];
         s << ")\n";
     }
     s << "};\n\n";
@@ -299,8 +306,8 @@ std::string CudaGenerator::layout_struct() const {
         }
     }
     for (const OutputLayout &out : outputs) {
-        for (size_t d = 0; d < out.args.size(); d++) {
-            s << "    layout." << out.name << "_min" << d << " = " << out.mins[d] << ";\n";
+        for (size_t d = 0; d < out.index.size(); d++) {
+            s << "    layout." << out.name << "_min" << d << " = " << linear_text(out.mins[d]) << ";\n";
             s << "    layout." << out.name << "_extent" << d << " = " << linear_text(out.extents[d]) << ";\n";
         }
     }
@@ -325,9 +332,7 @@ std::string CudaGenerator::comment_block() const {
     for (const ir::Loop &l : source.loops) s << " " << l.var << " in [" << l.min << ", " << l.max() << "]";
     s << "):\n";
     for (const ir::Ure &u : source.ures) {
-        s << "//   " << u.name << "(";
-        for (size_t i = 0; i < u.args.size(); i++) s << (i ? ", " : "") << u.args[i];
-        s << ") = " << ir::to_source(u.value) << "\n";
+        s << "//   " << u.lhs_text() << " = " << ir::to_source(u.value) << "\n";
     }
     if (source.schedule.transform) {
         const ir::SpaceTimeTransform &st = *source.schedule.transform;
@@ -709,7 +714,7 @@ std::string CudaGenerator::kernel() {
     s << "int64_t " << name << "_cuda_output_extent(int output, int dim, int64_t instances) {\n";
     s << "    const " << name << "_layout L = " << name << "_make_layout(instances);\n";
     for (size_t o = 0; o < outputs.size(); o++) {
-        for (size_t d = 0; d < outputs[o].args.size(); d++) {
+        for (size_t d = 0; d < outputs[o].index.size(); d++) {
             s << "    if (output == " << o << " && dim == " << d << ") return L." << outputs[o].name << "_extent" << d << ";\n";
         }
     }
@@ -744,7 +749,7 @@ std::string CudaGenerator::header() {
     s << "void " << name << "_cuda_input_region(int input, int dim, int64_t instances, int64_t *min, int64_t *extent);\n";
     s << "/// The extent of output `output` (";
     for (size_t i = 0; i < outputs.size(); i++) s << (i ? ", " : "") << i << ": " << outputs[i].name;
-    s << ") in dimension `dim`; its minima are the loops' minima.\n";
+    s << ") in dimension `dim`; its minima are the smallest values of its index over the loops.\n";
     s << "int64_t " << name << "_cuda_output_extent(int output, int dim, int64_t instances);\n";
     s << "/// Elements of each buffer for a batch of `instances` arrays.\n";
     s << "int64_t " << name << "_cuda_input_elements(int input, int64_t instances);\n";
@@ -753,7 +758,7 @@ std::string CudaGenerator::header() {
     for (size_t i = 0; i < inputs.size(); i++) s << "    if (input == " << i << ") return " << inputs[i].dimensions << ";\n";
     s << "    return 0;\n}\n";
     s << "inline int " << name << "_cuda_output_dimensions(int output) {\n";
-    for (size_t i = 0; i < outputs.size(); i++) s << "    if (output == " << i << ") return " << outputs[i].args.size() << ";\n";
+    for (size_t i = 0; i < outputs.size(); i++) s << "    if (output == " << i << ") return " << outputs[i].index.size() << ";\n";
     s << "    return 0;\n}\n";
     s << "/// The batch size the spec was written with.\n";
     s << "inline int64_t " << name << "_cuda_default_instances() { return "
@@ -824,7 +829,7 @@ std::string CudaGenerator::check_harness() {
         const OutputLayout &out = outputs[o];
         std::string T = c_type(out.type);
         s << "        // output " << out.name << "\n";
-        s << "        for (int d = 0; d < " << out.args.size() << "; d++) {\n"
+        s << "        for (int d = 0; d < " << out.index.size() << "; d++) {\n"
           << "            if (" << name << "_output_extent(" << o << ", d, instances) != " << name << "_cuda_output_extent(" << o << ", d, instances)) {\n"
           << "                std::printf(\"FAIL " << name << ": output " << out.name << " dimension %d: extents differ from the reference's\\n\", d);\n"
           << "                return 1;\n            }\n        }\n";

@@ -264,13 +264,8 @@ public:
             s << "    int64_t " << b.name << "_min[" << b.dimensions << "], " << b.name << "_extent[" << b.dimensions << "];\n";
             s << "    size_t " << b.name << "_count = 1;\n";
             s << "    for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-            if (b.is_output) {
-                s << "        " << b.name << "_min[d] = 0;\n        " << b.name << "_extent[d] = " << n << "_output_extent("
-                  << output_index << ", d, instances);\n";
-            } else {
-                s << "        " << n << "_input_region(" << input_index << ", d, instances, &" << b.name << "_min[d], &" << b.name
-                  << "_extent[d]);\n";
-            }
+            s << "        " << n << (b.is_output ? "_output_region(" : "_input_region(") << (b.is_output ? output_index : input_index)
+              << ", d, instances, &" << b.name << "_min[d], &" << b.name << "_extent[d]);\n";
             s << "        " << b.name << "_count *= (size_t)" << b.name << "_extent[d];\n    }\n";
             s << "    std::vector<" << T << "> " << b.name << "_host(" << b.name << "_count);\n";
             if (!b.is_output) {
@@ -303,7 +298,7 @@ public:
             s << "        pulse_buffer " << b.name << " = {};\n        " << b.name << ".data = " << b.name << "_device.data();\n        "
               << b.name << ".dimensions = " << b.dimensions << ";\n";
             s << "        for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) {\n"
-              << "            " << b.name << ".min[d] = 0, " << b.name << ".stride[d] = stride;\n            " << b.name
+              << "            " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".stride[d] = stride;\n            " << b.name
               << ".extent[d] = " << b.name << "_extent[d] - (crop && " << b.name << "_extent[d] > 1 ? 1 : 0);\n        }\n";
         }
         s << "        PULSE_CUDA_CHECK(" << n << "(";
@@ -337,7 +332,8 @@ public:
             s << "        pulse_buffer " << b.name << " = {};\n        " << b.name << ".data = " << b.name << "_device.data();\n        "
               << b.name << ".dimensions = " << b.dimensions << ";\n";
             s << "        for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) "
-              << b.name << ".min[d] = 0, " << b.name << ".extent[d] = " << b.name << "_extent[d], " << b.name << ".stride[d] = stride;\n";
+              << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".extent[d] = " << b.name << "_extent[d], " << b.name
+              << ".stride[d] = stride;\n";
         }
         s << "        cudaEvent_t start, stop;\n        cudaEventCreate(&start);\n        cudaEventCreate(&stop);\n";
         s << "        std::vector<float> ms;\n        for (int r = 0; r < 25; r++) {\n            cudaEventRecord(start);\n";

@@ -45,13 +45,41 @@ std::string guard_name(const std::string &name) { return "PULSE_LAYOUT_" + name;
 
 }  // namespace
 
+std::string dense_offset_text(const std::string &buffer, const std::vector<std::string> &index, const std::string &cast) {
+    std::string s, stride;
+    for (size_t d = 0; d < index.size(); d++) {
+        const std::string dim = std::to_string(d);
+        std::string term = "(" + cast + "(" + index[d] + ") - " + buffer + "_min" + dim + ")";
+        if (!stride.empty()) term += " * " + stride;
+        s += (d ? " + " : "") + term;
+        stride += (stride.empty() ? "" : " * ") + buffer + "_extent" + dim;
+    }
+    return s.empty() ? "0" : s;
+}
+
 std::string emit_layout_functions(const ir::UreProgram &p, const std::string &name,
                                   const std::vector<std::string> &input_order, const std::string &q) {
     const int runtime_loop = instances_loop(p);
     std::ostringstream out;
+    // The box the affine forms span over the loops (the run-time loop's extent
+    // `instances`): the smallest and largest value of each, the least and the greatest.
+    auto region = [&](const std::vector<AffineForm> &forms) {
+        bool first = true;
+        for (const AffineForm &form : forms) {
+            std::string lo_text = bound_text(p, form, runtime_loop, false), hi_text = bound_text(p, form, runtime_loop, true);
+            if (first) {
+                out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
+            } else {
+                out << "        { int64_t v = " << lo_text << "; if (v < lo) lo = v; }\n";
+                out << "        { int64_t v = " << hi_text << "; if (v > hi) hi = v; }\n";
+            }
+            first = false;
+        }
+    };
     out << "#ifndef " << guard_name(name) << "\n#define " << guard_name(name) << "\n";
     out << "// Layout: every buffer is dense, first dimension innermost. Inputs cover the\n"
-           "// indices their reads take; the extent of loop '"
+           "// indices their reads take, outputs the indices they are written at; the\n"
+           "// extent of loop '"
         << (runtime_loop >= 0 ? p.loops[runtime_loop].var : std::string("-")) << "' is `instances`.\n";
     out << q << " int64_t " << name << "_default_instances() { return "
         << (runtime_loop >= 0 ? p.loops[runtime_loop].extent : 1) << "; }\n";
@@ -61,37 +89,37 @@ std::string emit_layout_functions(const ir::UreProgram &p, const std::string &na
         const ir::InputDecl &decl = p.input(input_order[in]);
         for (int d = 0; d < decl.dimensions; d++) {
             out << "    if (input == " << in << " && dim == " << d << ") {  // " << decl.name << ", dimension " << d << "\n";
-            bool first = true;
+            std::vector<AffineForm> forms;
             for (const ir::InputAccess &a : p.input_accesses) {
                 if (a.input != decl.name) continue;
                 auto form = to_affine(a.index[d], p.loops);
                 if (!form) compile_error("input ", decl.name, " is read at a non-affine index ", ir::to_source(a.index[d]));
-                std::string lo_text = bound_text(p, *form, runtime_loop, false), hi_text = bound_text(p, *form, runtime_loop, true);
-                if (first) {
-                    out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
-                } else {
-                    out << "        { int64_t v = " << lo_text << "; if (v < lo) lo = v; }\n";
-                    out << "        { int64_t v = " << hi_text << "; if (v > hi) hi = v; }\n";
-                }
-                first = false;
+                forms.push_back(*form);
             }
+            region(forms);
             out << "    }\n";
         }
     }
-    out << "    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
-    out << q << " int64_t " << name << "_output_extent(int output, int dim, int64_t instances) {\n";
+    out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
+    out << q << " void " << name << "_output_region(int output, int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
+    out << "    int64_t lo = 0, hi = -1;\n";
     int o = 0;
-    for (const ir::Ure &u : p.ures) {
-        if (!u.is_output) continue;
-        for (size_t d = 0; d < u.args.size(); d++) {
-            int l = p.loop_index(u.args[d]);
-            out << "    if (output == " << o << " && dim == " << d << ") return "
-                << (l == runtime_loop ? std::string("instances") : std::to_string(p.loops[l].extent)) << ";  // "
-                << u.name << "." << u.args[d] << "\n";
+    for (const ir::Ure *u : p.outputs()) {
+        std::vector<Expr> index = u->output_index();
+        for (size_t d = 0; d < index.size(); d++) {
+            auto form = to_affine(index[d], p.loops);
+            if (!form) compile_error("output ", u->name, " is written at a non-affine index ", ir::to_source(index[d]));
+            out << "    if (output == " << o << " && dim == " << d << ") {  // " << u->name << ", index " << ir::to_source(index[d])
+                << "\n";
+            region({*form});
+            out << "    }\n";
         }
         o++;
     }
-    out << "    return 0;\n}\n#endif  // " << guard_name(name) << "\n";
+    out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
+    out << q << " int64_t " << name << "_output_extent(int output, int dim, int64_t instances) {\n";
+    out << "    int64_t min, extent;\n    " << name << "_output_region(output, dim, instances, &min, &extent);\n";
+    out << "    return extent;\n}\n#endif  // " << guard_name(name) << "\n";
     return out.str();
 }
 
@@ -160,14 +188,17 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
         if (u.is_output) out << c_type(u.type) << " *" << u.name << ", ";
     }
     out << "int64_t instances) {\n";
-    for (size_t k = 0; k < input_order.size(); k++) {
-        const ir::InputDecl &d = p.input(input_order[k]);
-        for (int dim = 0; dim < d.dimensions; dim++) {
-            out << "    int64_t " << d.name << "_min" << dim << ", " << d.name << "_extent" << dim << ";\n";
-            out << "    " << name << "_input_region(" << k << ", " << dim << ", instances, &" << d.name << "_min" << dim << ", &"
-                << d.name << "_extent" << dim << ");\n";
+    // Each buffer's box: BUFFER_min<d>, BUFFER_extent<d>.
+    auto declare_region = [&](const std::string &buffer, const std::string &what, size_t k, size_t dimensions) {
+        for (size_t dim = 0; dim < dimensions; dim++) {
+            out << "    int64_t " << buffer << "_min" << dim << ", " << buffer << "_extent" << dim << ";\n";
+            out << "    " << name << "_" << what << "_region(" << k << ", " << dim << ", instances, &" << buffer << "_min" << dim
+                << ", &" << buffer << "_extent" << dim << ");\n";
         }
-    }
+    };
+    for (size_t k = 0; k < input_order.size(); k++) declare_region(input_order[k], "input", k, p.input(input_order[k]).dimensions);
+    std::vector<const ir::Ure *> outputs = p.outputs();
+    for (size_t k = 0; k < outputs.size(); k++) declare_region(outputs[k]->name, "output", k, outputs[k]->output_index().size());
     for (const ir::Ure &u : p.ures) {
         if (!u.is_output) out << "    std::vector<" << c_type(u.type) << "> " << u.name << "_values(" << points << ");\n";
     }
@@ -204,15 +235,7 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
             for (size_t i = 0; i < args.size(); i++) c[p.loop_index(producer.args[i])] = args[i];
             return callee + "_values[" + local_index(c) + "]";
         }
-        if (op->call_type == Call::Image) {
-            std::string index = "0", stride = "1";
-            for (size_t d = 0; d < args.size(); d++) {
-                std::string dim = std::to_string(d);
-                index += " + ((int64_t)" + args[d] + " - " + op->name + "_min" + dim + ") * " + stride;
-                stride += " * " + op->name + "_extent" + dim;
-            }
-            return op->name + "[" + index + "]";
-        }
+        if (op->call_type == Call::Image) return op->name + "[" + dense_offset_text(op->name, args, "(int64_t)") + "]";
         compile_error("call '", ir::to_source(Expr(op)), "' cannot be emitted");
     };
     for (const ir::Ure &u : p.ures) {
@@ -222,13 +245,11 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
             out << indent << u.name << "_values[point] = " << v << ";\n";
             continue;
         }
-        std::string element = "0", stride = "1";
-        for (size_t d = 0; d < u.args.size(); d++) {
-            int l = p.loop_index(u.args[d]);
-            element += " + (" + u.args[d] + " - (" + std::to_string(p.loops[l].min) + "ll)) * " + stride;
-            stride += " * " + (l == runtime_loop ? std::string("instances") : std::to_string(p.loops[l].extent));
-        }
-        out << indent << "if (" << print_c_expr(defined, hooks) << ") " << u.name << "[" << element << "] = " << v << ";\n";
+        // The element the output's (affine) index names, in its box.
+        std::vector<std::string> index;
+        for (const Expr &e : u.output_index()) index.push_back(print_c_expr(e, hooks));
+        out << indent << "if (" << print_c_expr(defined, hooks) << ") " << u.name << "[" << dense_offset_text(u.name, index, "(int64_t)")
+            << "] = " << v << ";\n";
     }
     for (int d = 0; d < depth; d++) {
         indent.resize(indent.size() - 4);

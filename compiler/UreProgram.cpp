@@ -138,6 +138,13 @@ std::vector<Expr> Ure::output_index() const {
     return vars;
 }
 
+std::string Ure::lhs_text() const {
+    std::string s = name + "(";
+    std::vector<Expr> written = output_index();
+    for (size_t i = 0; i < written.size(); i++) s += (i ? ", " : "") + to_source(written[i]);
+    return s + ")";
+}
+
 std::vector<const Ure *> UreProgram::outputs() const {
     std::vector<const Ure *> result;
     for (const Ure &u : ures) {
@@ -172,7 +179,7 @@ void print(std::ostream &out, const UreProgram &p) {
     for (const InputDecl &in : p.inputs) out << "  " << in.name << " (" << in.type << ", " << in.dimensions << "-D)";
     out << "\n";
     for (const Ure &u : p.ures) {
-        out << "  " << (u.is_output ? "output " : "") << u.name << "(" << join(u.args) << ") = "
+        out << "  " << (u.is_output ? "output " : "") << u.lhs_text() << " = "
             << to_source(u.value) << "    [" << u.type << ", " << to_string(u.place) << "]\n";
     }
     if (!p.reference_nesting.empty()) out << "  reference order: " << reference_order_text(p) << "\n";

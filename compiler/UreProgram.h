@@ -50,6 +50,8 @@ struct Ure {
     std::vector<Halide::Expr> index;
     /// The element an output writes: `index`, or the arguments as variables.
     std::vector<Halide::Expr> output_index() const;
+    /// The left-hand side as written: `Z(c, q)`, `Out(c, b)` or `Out((b*16) + c)`.
+    std::string lhs_text() const;
     Place place = Place::Host;
 };
 

@@ -57,7 +57,8 @@ std::string read_text(const std::filesystem::path &path) {
 }
 
 /// Every example at two sizes; the second size of each has a PE count that is
-/// not a power of two (so the I/O vectors are padded).
+/// not a power of two (so the I/O vectors are padded). The conv1d designs write
+/// their output at an affine index, Out(b * C + c).
 std::vector<Case> cases() {
     std::vector<Case> all;
     for (const char *d : {"sbm", "bsm", "fsm", "bfs", "ffs", "fbs", "fbs_stride2"}) {
@@ -73,6 +74,10 @@ std::vector<Case> cases() {
     all.push_back({"matvec", {{"I", 11}, {"J", 5}, {"N", 2}}, 4});
     all.push_back({"fir_stride2", {}, 2});
     all.push_back({"fir_stride2", {{"C", 8}, {"K", 4}, {"B", 2}}, 3});
+    // Outputs at affine indices: boxes that do not start at 0, one whose
+    // minimum moves with the run-time instance count (AffineOutputSpec.cpp).
+    all.push_back({"test_affine_outputs", {}, 5});
+    all.push_back({"test_affine_outputs", {{"C", 5}, {"Q", 4}, {"B", 2}}, 1});
     return all;
 }
 

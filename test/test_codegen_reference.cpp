@@ -1,8 +1,10 @@
 // The emitted C++ reference (the oracle of generated kernels on machines
-// without Halide or isl) equals the interpreter, for every example.
+// without Halide or isl) equals the interpreter, for every example and for
+// outputs written at affine indices.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "CodeGenReference.h"
 #include "TestUtil.h"
@@ -11,9 +13,12 @@ using namespace pulse;
 
 namespace {
 
-const std::vector<std::string> example_specs = {"conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs",
+/// The examples, and a spec of the tests whose outputs are written at affine
+/// indices with non-zero minima and negative coefficients (AffineOutputSpec.cpp).
+const std::vector<std::string> specs = {"conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs",
                                                 "conv1d_ffs", "conv1d_fbs", "conv1d_fbs_stride2", "conv2d_sbm",
-                                                "matmul",     "matvec",     "fir_stride2"};
+                                                "conv2d_ssam", "matmul",    "matvec",     "fir_stride2",
+                                                "test_affine_outputs"};
 
 std::string temp_dir() {
     char pattern[] = "/tmp/pulse_reference_XXXXXX";
@@ -22,7 +27,8 @@ std::string temp_dir() {
     return dir;
 }
 
-/// A main() that reads the inputs from files, runs NAME_reference and writes the outputs.
+/// A main() that reads the inputs from files, runs NAME_reference and writes
+/// the outputs, and each output's box (min and extent per dimension) to OUTPUT.box.
 std::string harness(const ir::UreProgram &p, const std::string &name, const std::vector<std::string> &inputs,
                     int64_t instances) {
     std::ostringstream s;
@@ -35,10 +41,14 @@ std::string harness(const ir::UreProgram &p, const std::string &name, const std:
     for (const ir::Ure &u : p.ures) {
         if (!u.is_output) continue;
         s << "    int64_t " << u.name << "_size = 1;\n";
-        for (size_t d = 0; d < u.args.size(); d++) {
+        for (size_t d = 0; d < u.output_index().size(); d++) {
             s << "    " << u.name << "_size *= " << name << "_output_extent(" << o << ", " << d << ", " << instances << ");\n";
         }
         s << "    std::vector<float> " << u.name << "(" << u.name << "_size, 0.0f);\n";
+        s << "    { FILE *h = std::fopen(\"" << u.name << ".box\", \"w\");\n";
+        s << "      for (int d = 0; d < " << u.output_index().size() << "; d++) { int64_t m, e; " << name << "_output_region(" << o
+          << ", d, " << instances << ", &m, &e); std::fprintf(h, \"%lld %lld\\n\", (long long)m, (long long)e); }\n";
+        s << "      std::fclose(h); }\n";
         o++;
     }
     s << "    " << name << "_reference(";
@@ -72,12 +82,19 @@ std::vector<float> read_floats(const std::string &path) {
     return v;
 }
 
+std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
 }  // namespace
 
 TEST_CASE("the emitted C++ reference equals the interpreter on every example", "[codegen]") {
     const char *cxx = std::getenv("CXX");
     std::string compiler = cxx && *cxx ? cxx : "c++";
-    for (const std::string &spec : example_specs) {
+    for (const std::string &spec : specs) {
         ir::UreProgram p = build_spec(spec).output.lower();
         std::vector<std::string> inputs;
         for (const Input &in : build_spec(spec).inputs) inputs.push_back(in.name());
@@ -97,6 +114,12 @@ TEST_CASE("the emitted C++ reference equals the interpreter on every example", "
         REQUIRE(std::system(command.c_str()) == 0);
         Buffers expected = ir::realize(p, in);
         for (const auto &out : expected) {
+            // The same box as the interpreter's buffer (outputs at affine indices need not start at 0).
+            std::string box;
+            for (int d = 0; d < out.second.dimensions(); d++) {
+                box += std::to_string(out.second.dim(d).min()) + " " + std::to_string(out.second.dim(d).extent()) + "\n";
+            }
+            CHECK(read_text(dir + "/" + out.first + ".box") == box);
             std::vector<float> got = read_floats(dir + "/" + out.first + ".out");
             std::vector<float> want;
             out.second.for_each_element([&](const int *pos) {
@@ -110,4 +133,34 @@ TEST_CASE("the emitted C++ reference equals the interpreter on every example", "
         }
         std::system(("rm -rf " + dir).c_str());
     }
+}
+
+TEST_CASE("the layout of an output at affine indices is the box its index spans, instances included", "[codegen]") {
+    // test_affine_outputs (C = 6, B = 3): Rev((B - 1 - b) * C + (C - 1 - c) + 3) and
+    // Grid(c + 2, b - 1). With b in [0, instances - 1], Rev spans
+    // [3 + (B - instances) * C, 3 + B * C - 1] and Grid [2, 7] x [-1, instances - 2].
+    const char *cxx = std::getenv("CXX");
+    std::string compiler = cxx && *cxx ? cxx : "c++";
+    ir::UreProgram p = build_spec("test_affine_outputs").output.lower();
+    std::string dir = temp_dir();
+    std::ofstream(dir + "/layout_reference.h") << emit_reference_cpp(p, "layout", {"x", "w"});
+    std::ofstream(dir + "/main.cpp") << "#include <cstdio>\n#include \"layout_reference.h\"\n"
+                                        "int main() {\n"
+                                        "    for (int64_t instances : {1, 3, 5})\n"
+                                        "        for (int o = 0; o < 2; o++)\n"
+                                        "            for (int d = 0; d < 2 - (o == 0); d++) {\n"
+                                        "                int64_t m, e;\n"
+                                        "                layout_output_region(o, d, instances, &m, &e);\n"
+                                        "                std::printf(\"%lld:%d.%d=[%lld,+%lld] \", (long long)instances, o, d, (long long)m, (long long)e);\n"
+                                        "                if (layout_output_extent(o, d, instances) != e) return 1;\n"
+                                        "            }\n"
+                                        "    return 0;\n}\n";
+    std::string command = "cd " + dir + " && " + compiler + " -std=c++17 -o layout main.cpp && ./layout > layout.txt";
+    INFO(command);
+    REQUIRE(std::system(command.c_str()) == 0);
+    CHECK(read_text(dir + "/layout.txt") ==
+          "1:0.0=[15,+6] 1:1.0=[2,+6] 1:1.1=[-1,+1] "
+          "3:0.0=[3,+18] 3:1.0=[2,+6] 3:1.1=[-1,+3] "
+          "5:0.0=[-9,+30] 5:1.0=[2,+6] 5:1.1=[-1,+5] ");
+    std::system(("rm -rf " + dir).c_str());
 }

@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> &example_specs() {
     static const std::vector<std::string> specs = {
         "conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs", "conv1d_ffs", "conv1d_fbs",
-        "conv1d_fbs_stride2", "conv2d_sbm", "matmul", "matvec", "fir_stride2"};
+        "conv1d_fbs_stride2", "conv2d_sbm", "matmul", "matvec", "fir_stride2", "test_affine_outputs"};
     return specs;
 }
 
@@ -134,8 +134,25 @@ TEST_CASE("cuda: the batch size is a run-time argument and the layout follows it
     CudaSources s = generate("conv1d_sbm");
     // x covers [0, 16 * instances + 3]: its extent grows with the batch.
     CHECK(s.kernel.find("layout.x_extent0 = (int64_t)16 * instances + 3ll - layout.x_min0 + 1;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Out_extent1 = (int64_t)1 * instances;") != std::string::npos);
+    // Out(b * C + c): one dimension of 16 * instances elements from 0.
+    CHECK(s.kernel.find("layout.Out_min0 = 0ll;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Out_extent0 = (int64_t)16 * instances;") != std::string::npos);
+    CHECK(s.kernel.find("Out_extent1") == std::string::npos);
     CHECK(s.header.find("conv1d_sbm_cuda_default_instances() { return 4; }") != std::string::npos);
+}
+
+TEST_CASE("cuda: an output at affine indices is laid out over the box its index spans", "[cuda]") {
+    // test_affine_outputs (C = 6, B = 3): Rev((B - 1 - b) * C + (C - 1 - c) + 3)
+    // spans [3 + (3 - instances) * 6, 20]; Grid(c + 2, b - 1) spans [2, 7] x [-1, instances - 2].
+    CudaSources s = generate("test_affine_outputs");
+    CHECK(s.kernel.find("layout.Rev_min0 = (int64_t)-6 * instances + 21ll;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Rev_extent0 = (int64_t)6 * instances;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Grid_min0 = 2ll;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Grid_extent0 = 6ll;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Grid_min1 = -1ll;") != std::string::npos);
+    CHECK(s.kernel.find("layout.Grid_extent1 = (int64_t)1 * instances;") != std::string::npos);
+    CHECK(s.header.find("if (output == 0) return 1;") != std::string::npos);
+    CHECK(s.header.find("if (output == 1) return 2;") != std::string::npos);
 }
 
 #ifdef PULSE_NVCC

@@ -2,9 +2,11 @@
 // Jo et al. (SBM, BSM, FSM, BFS, FFS, FBS and FBS with stride 2).
 //
 // Loops (innermost first): c, the output within one array; q, the filter tap;
-// b, which array (a batch of arrays covers a long signal: output n = b*C + c).
-// The space-time transform maps (c, q) onto a linear array; b is mapped to GPU
-// blocks, so every b runs its own array.
+// b, which array (a batch of arrays covers a long signal). Out is that signal,
+// flat: array b writes outputs b*C .. b*C + C - 1 (Out(b * C + c)), so its
+// length B*C is the run-time size of a generated kernel. The space-time
+// transform maps (c, q) onto a linear array; b is mapped to GPU blocks, so
+// every b runs its own array.
 #include "pulse/pulse.h"
 
 using namespace pulse;
@@ -29,27 +31,27 @@ Spec conv1d(Design design, const Params &params) {
         X(c, q, b) = x(n);
         W(c, q, b) = select(c == 0, w(q), W(c - 1, q, b));
         Z(c, q, b) = select(q == 0, 0.0f, Z(c, q - 1, b)) + X(c, q, b) * W(c, q, b);
-        Out(c, b) = select(q == Q - 1, Z(c, q, b));
+        Out(b * C + c) = select(q == Q - 1, Z(c, q, b));
         break;
     case Design::FSM:
         X(c, q, b) = select(c == 0 || q == Q - 1, x(n), X(c - 1, q + 1, b));
         W(c, q, b) = select(c == 0, w(q), W(c - 1, q, b));
         Z(c, q, b) = select(q == Q - 1, 0.0f, Z(c, q + 1, b)) + X(c, q, b) * W(c, q, b);
-        Out(c, b) = select(q == 0, Z(c, q, b));
+        Out(b * C + c) = select(q == 0, Z(c, q, b));
         break;
     case Design::BFS:
     case Design::FFS:
         X(c, q, b) = select(c == 0 || q == Q - 1, x(n), X(c - 1, q + 1, b));
         W(c, q, b) = select(c == 0, w(q), W(c - 1, q, b));
         Z(c, q, b) = select(q == 0, 0.0f, Z(c, q - 1, b)) + X(c, q, b) * W(c, q, b);
-        Out(c, b) = select(q == Q - 1, Z(c, q, b));
+        Out(b * C + c) = select(q == Q - 1, Z(c, q, b));
         break;
     case Design::FBS:
     case Design::FBS2:
         X(c, q, b) = select(q < stride || c == C - 1, x(n), X(c + 1, q - stride, b));
         W(c, q, b) = w(q);
         Z(c, q, b) = select(q == 0, 0.0f, Z(c, q - 1, b)) + X(c, q, b) * W(c, q, b);
-        Out(c, b) = select(q == Q - 1, Z(c, q, b));
+        Out(b * C + c) = select(q == Q - 1, Z(c, q, b));
         break;
     }
     X.merge_ures(W, Z, Out).set_bounds(c, 0, C, q, 0, Q, b, 0, B);
