@@ -61,6 +61,7 @@ const char *driver_usage_text() {
            "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
            "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
+           "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
            "  -o DIR              output directory of --emit (default .)\n";
@@ -75,7 +76,15 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     else if (flag == "--simulate") a.simulate = true;
     else if (flag == "--print-kernel") a.print_kernel = true;
     else if (flag == "--execute-kernel") a.execute_kernel = true;
-    else if (flag.rfind("--print-after=", 0) == 0) a.print_after = flag.substr(14);
+    else if (flag.rfind("--print-after=", 0) == 0) {
+        a.print_after = flag.substr(14);
+        std::vector<std::string> passes = kernel_pass_names();
+        if (a.print_after != "all" && std::find(passes.begin(), passes.end(), a.print_after) == passes.end()) {
+            std::string list;
+            for (const std::string &p : passes) list += (list.empty() ? "" : ", ") + p;
+            compile_error("--print-after=", a.print_after, ": no such pass; the kernel passes are ", list, " (or all)");
+        }
+    } else if (flag == "--time-passes") a.time_passes = true;
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
     else if (flag.rfind("--unroll-steps=", 0) == 0) {
         std::string v = flag.substr(15);
@@ -102,21 +111,32 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
 
 int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &a, uint32_t seed) {
     if (!(a.check || a.report || a.report_json || a.print_systolic || a.simulate || a.print_kernel || !a.print_after.empty() ||
-          a.execute_kernel || !a.emit.empty())) {
+          a.execute_kernel || !a.emit.empty() || a.time_passes)) {
         return 0;
     }
+    std::ostream *timing = a.time_passes ? &std::cout : nullptr;
+    auto start = std::chrono::steady_clock::now();
+    auto lap = [&](const char *pass) {
+        auto now = std::chrono::steady_clock::now();
+        if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
+        start = now;
+    };
     ir::UreProgram program = spec.output.lower();
+    lap("lower (the front passes)");
+    // Every stage runs once: the validator's findings are printed by --check.
+    std::vector<DependenceTiming> validation;
+    auto validate_start = std::chrono::steady_clock::now();
+    sys::SystolicProgram systolic = compile_to_systolic(program, &validation, timing);
+    start = std::chrono::steady_clock::now();
     if (a.check) {
-        auto start = std::chrono::steady_clock::now();
-        std::vector<DependenceTiming> timings = validate_transform(program);
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        std::cout << spec_name << ": transform is valid (" << timings.size() << " dependences checked, " << ms << " ms)\n";
-        for (const DependenceTiming &t : timings) {
+        double ms = std::chrono::duration<double, std::milli>(start - validate_start).count();
+        std::cout << spec_name << ": transform is valid (" << validation.size() << " dependences checked; validated and lowered in "
+                  << ms << " ms)\n";
+        for (const DependenceTiming &t : validation) {
             std::cout << "  " << t.dependence->consumer << " <- " << t.dependence->call_text << ": dp = " << t.dp
                       << ", dt = " << t.dt << (t.taken ? "" : " (never taken on the domain)") << "\n";
         }
     }
-    sys::SystolicProgram systolic = compile_to_systolic(program);
     if (a.print_systolic) sys::print(std::cout, systolic);
     if (a.report) print_report(std::cout, systolic, false);
     if (a.report_json) print_report(std::cout, systolic, true);
@@ -138,12 +158,18 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         for (const Input &in : spec.inputs) input_order.push_back(in.name());
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
+        start = std::chrono::steady_clock::now();
         lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name, input_order, options);
+        lap("lower_to_kernel");
         if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
             std::cout << "// ---- kernel IR after lower_to_kernel\n";
             kir::print(std::cout, *lowered);
         }
-        optimize_kernel(*lowered, a.print_after.empty() || a.print_after == "lower_to_kernel" ? nullptr : &std::cout);
+        KernelPassOptions passes;
+        passes.trace = &std::cout;
+        passes.print_after = a.print_after;
+        passes.timing = timing;
+        optimize_kernel(*lowered, passes);
     }
     if (lowered) {
         const kir::Kernel &kernel = *lowered;
@@ -174,7 +200,9 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             std::string name = lowered->name;
             std::vector<std::string> input_order;
             for (const Input &in : spec.inputs) input_order.push_back(in.name());
+            start = std::chrono::steady_clock::now();
             CudaKernelSources sources = print_cuda(*lowered);
+            lap("print_cuda");
             write_text_file(a.output_dir, name + ".h", sources.header);
             write_text_file(a.output_dir, name + ".cu", sources.kernel);
             write_text_file(a.output_dir, name + "_check.cu", sources.check);

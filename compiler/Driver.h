@@ -26,7 +26,8 @@ struct DriverActions {
     std::string output_dir = ".";
     std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
     int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
-    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty(); }
+    bool time_passes = false;        ///< --time-passes: each pass's time
+    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty() || time_passes; }
 };
 
 /// Help text for the flags parse_driver_flag accepts.

@@ -146,6 +146,20 @@ void for_each_call(const Expr &e, const std::function<void(const Call *)> &fn) {
 Expr replace_calls(const Expr &e, const std::function<Expr(const Call *)> &fn) { return CallReplacer(fn).mutate(e); }
 Stmt replace_calls(const Stmt &s, const std::function<Expr(const Call *)> &fn) { return CallReplacer(fn).mutate(s); }
 
+Stmt on_instances(const Stmt &s, const std::function<Stmt(const Stmt &)> &fn) {
+    class Finder : public IRMutator {
+    public:
+        explicit Finder(const std::function<Stmt(const Stmt &)> &f) : fn(f) {}
+        const std::function<Stmt(const Stmt &)> &fn;
+        using IRMutator::visit;
+        Stmt visit(const ProducerConsumer *op) override {
+            if (op->name != array_instance_marker) return IRMutator::visit(op);
+            return ProducerConsumer::make(op->name, op->is_producer, fn(op->body));
+        }
+    } finder(fn);
+    return finder.mutate(s);
+}
+
 void on_large_stack(const std::function<void()> &action) {
     // An unrolled body nests one LetStmt per value: 10^5 frames and more.
     constexpr size_t kernel_stack_size = 512u << 20;

@@ -154,6 +154,10 @@ Halide::Internal::Stmt replace_calls(const Halide::Internal::Stmt &s,
 /// Prints the kernel: buffers, grid and the body (Halide's IR syntax).
 void print(std::ostream &out, const Kernel &kernel);
 
+/// `s` with the body of every array-instance marker replaced by fn(body).
+Halide::Internal::Stmt on_instances(const Halide::Internal::Stmt &s,
+                                    const std::function<Halide::Internal::Stmt(const Halide::Internal::Stmt &)> &fn);
+
 /// Runs `action` on a stack deep enough for kernel bodies of thousands of
 /// nested lets (every pass, printer and the executor recurse through them);
 /// an exception thrown inside comes out to the caller.

@@ -1,37 +1,40 @@
-// Passes over the kernel IR (KernelIR.h), run in this order by
-// optimize_kernel (Pipeline.h lists them too):
-//   1. place_uniform_inputs  an input read only at constant coordinates (a
-//                            filter, after the time loop is unrolled) moves to
-//                            constant memory: its reads become constant-bank
-//                            operands, the same on every lane, no load issued.
-//   2. hoist_loads           in each array instance's straight-line code, every
-//                            load is issued once, at the top: rows shared by
-//                            unrolled iterations of a per-thread loop form a
-//                            register window; a lane-only read is loaded once.
+// The kernel pass list (after lower_to_kernel), run in this order by
+// optimize_kernel, each in its own file:
+//   1. place_uniform_inputs  (PlaceUniformInputs.h) lane-uniform inputs of a
+//                            size known at generation time to constant memory.
+//   2. hoist_loads           (HoistLoads.h) each load issued once, at the top
+//                            of its array instance: the register window.
 //   3. slide_windows         (SlideWindows.h) loads a per-thread loop's next
 //                            iteration repeats stay in registers.
 //   4. peel_loops            (PeelLoops.h) a rolled time loop's first and last
 //                            blocks run outside it, its middle ones without
 //                            the conditions that single those out.
-//   5. specialize_interior   warps whose every access is inside its buffer run
-//                            a copy of the code with no bounds guards; the
-//                            others (image borders, tails) keep them.
+//   5. specialize_interior   (SpecializeInterior.h) warps whose every access is
+//                            inside its buffer run a copy without guards.
+// The IR is simplified after each pass.
 #ifndef PULSE_KERNEL_PASSES_H
 #define PULSE_KERNEL_PASSES_H
+
+#include <iosfwd>
+#include <string>
+#include <vector>
 
 #include "KernelIR.h"
 
 namespace pulse {
 
-/// Largest region, in bytes, an input may have to be placed in constant memory.
-constexpr int64_t constant_memory_budget = 32 * 1024;
+struct KernelPassOptions {
+    std::ostream *trace = nullptr;   ///< where to print the IR after passes
+    std::string print_after;         ///< a pass name, or "all"
+    std::ostream *timing = nullptr;  ///< where to print each pass's time
+};
 
-void place_uniform_inputs(kir::Kernel &kernel);
-void hoist_loads(kir::Kernel &kernel);
-void specialize_interior(kir::Kernel &kernel);
+/// lower_to_kernel, then the passes above, in order (for --print-after).
+std::vector<std::string> kernel_pass_names();
 
-/// Runs the passes above; prints the IR after each one to `trace` when given.
-void optimize_kernel(kir::Kernel &kernel, std::ostream *trace = nullptr);
+/// Runs the passes above on `kernel`.
+void optimize_kernel(kir::Kernel &kernel, const KernelPassOptions &options);
+void optimize_kernel(kir::Kernel &kernel);
 
 }  // namespace pulse
 

@@ -1,5 +1,8 @@
 #include "Pipeline.h"
 
+#include <chrono>
+#include <ostream>
+
 #include "AnalyzeDependences.h"
 #include "CheckSchedule.h"
 #include "LowerToSystolic.h"
@@ -18,13 +21,24 @@ void run_front_passes(ir::UreProgram &program) {
 
 namespace pulse {
 
-sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program) {
+sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program, std::vector<DependenceTiming> *validation,
+                                         std::ostream *timing) {
     if (!program.schedule.transform) {
         compile_error(program.name, " has no space-time transform: add ", program.name,
                       ".space_time_transform(source loops, destination loops, matrix)");
     }
-    validate_transform(program);
-    return lower_to_systolic(program);
+    auto start = std::chrono::steady_clock::now();
+    auto lap = [&](const char *pass) {
+        auto now = std::chrono::steady_clock::now();
+        if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
+        start = now;
+    };
+    std::vector<DependenceTiming> checked = validate_transform(program);
+    lap("validate_transform");
+    if (validation) *validation = std::move(checked);
+    sys::SystolicProgram systolic = lower_to_systolic(program);
+    lap("lower_to_systolic");
+    return systolic;
 }
 
 }  // namespace pulse

@@ -3,8 +3,12 @@
 #ifndef PULSE_PIPELINE_H
 #define PULSE_PIPELINE_H
 
+#include <iosfwd>
+#include <vector>
+
 #include "SystolicProgram.h"
 #include "UreProgram.h"
+#include "Validate.h"
 
 namespace pulse {
 
@@ -18,7 +22,10 @@ void run_front_passes(ir::UreProgram &program);
 ///   4. validate_transform    (Validate.h)         data and processor availability, with isl
 ///   5. lower_to_systolic     (LowerToSystolic.h)  reverse map (ReverseTransform.h), taps, guards
 /// Throws CompileError if the program has no space-time transform or it is invalid.
-sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program);
+/// `validation`, when given, receives what the validator checked (per
+/// dependence); `timing`, when given, one line per pass with its time.
+sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program, std::vector<DependenceTiming> *validation = nullptr,
+                                         std::ostream *timing = nullptr);
 
 }  // namespace pulse
 
