@@ -564,8 +564,12 @@ private:
             for (const sys::Tap &tap : taps_in(e)) {
                 if (tap.dt >= 1) {
                     e = replace_tap(e, tap, neighbour(tap.var, position - tap.dt, tap.dp, j));
-                } else if (tap.dp == 0) {
+                } else if (tap.dt == 0 && tap.dp == 0) {
                     e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, position, j)));
+                } else if (tap.dt < 0) {
+                    // A read of a later step: the validator accepts it only where the
+                    // dependence is never taken on the domain, so its value never matters.
+                    e = replace_tap(e, tap, make_zero(program.variable(tap.var).type));
                 }
             }
             return e;
@@ -627,7 +631,8 @@ private:
                         std::string own_n = own_name + ".own", from_n = own_name + ".from";
                         step.push_back({own_n, own, Stmt()});
                         active_used[j] = true;
-                        step.push_back({from_n, kir::chain_source(simplify(active_var[j] && !*copies_where), tap.dp), Stmt()});
+                        Expr copies_here = substitute(at[j], *copies_where);  // planned over a symbolic PE
+                        step.push_back({from_n, kir::chain_source(simplify(active_var[j] && !copies_here), tap.dp), Stmt()});
                         Expr from = Variable::make(Int(32), from_n);
                         result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
                     } else {

@@ -3,12 +3,16 @@
 // condition independently of isl; the two verdicts must agree on every case.
 // Accepted designs are then compiled, simulated and compared with the
 // reference interpreter.
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <random>
 #include <set>
 
 #include "ExprCompiler.h"
+#include "KernelExecutor.h"
+#include "KernelPasses.h"
+#include "LowerToKernel.h"
 #include "Pipeline.h"
 #include "Simulator.h"
 #include "TestUtil.h"
@@ -209,6 +213,9 @@ std::vector<Family> families() {
         {"conv2d_sbm", registered("conv2d_sbm"), {{"C", {1, 4}}, {"P", {1, 3}}, {"Q", {1, 3}}, {"R", {1, 2}}, {"B", {1, 1}}}, 300},
         {"matmul", registered("matmul"), {{"I", {1, 4}}, {"J", {1, 4}}, {"K", {1, 4}}, {"N", {1, 2}}}, 300},
         {"accumulate_over_b", accumulate_over_b, {{"C", {1, 4}}, {"Q", {1, 3}}, {"B", {1, 3}}, {"SRC", {2, 3}}}, 150},
+        // Wide arrays: more PEs than a warp has lanes (several PEs per lane on a GPU).
+        {"conv1d_sbm", registered("conv1d_sbm"), {{"C", {30, 70}}, {"Q", {1, 3}}, {"B", {1, 1}}}, 150},
+        {"conv1d_fbs", registered("conv1d_fbs"), {{"C", {33, 60}}, {"Q", {1, 3}}, {"B", {1, 1}}}, 100},
     };
 }
 
@@ -225,10 +232,13 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
     std::uniform_int_distribution<int> entry(-2, 2);
     std::vector<Design> accepted;
     static const std::vector<Family> all = families();
+    // PULSE_RANDOM_SCALE=n runs n times the cases (a longer fuzzing run).
+    const char *scale_text = std::getenv("PULSE_RANDOM_SCALE");
+    const int scale = scale_text ? std::max(1, std::atoi(scale_text)) : 1;
     for (const Family &family : all) {
         // A few matrices per drawn size, so lowering is not repeated for every case.
         const int per_size = 10;
-        for (int drawn = 0; drawn < family.cases; drawn += per_size) {
+        for (int drawn = 0; drawn < family.cases * scale; drawn += per_size) {
             Params p;
             for (const auto &[name, range] : family.size_ranges) {
                 p.set(name, std::uniform_int_distribution<int>(range.first, range.second)(rng));
@@ -318,4 +328,58 @@ TEST_CASE("accepted random transforms simulate to the reference result", "[valid
         simulated++;
     }
     std::cout << "random transforms: " << simulated << " accepted designs simulated\n";
+}
+
+TEST_CASE("accepted random transforms run on the kernel executor to the reference result", "[kernel][random]") {
+    // The GPU mapping of every accepted design, unrolled and with its time loop
+    // rolled, run lane by lane on the CPU executor with its outputs poisoned.
+    // Arrays wider than a warp run several PEs per lane; a design the mapping
+    // cannot honour must be refused with a CompileError, never mis-compiled.
+    int cases = 0, disagreements = 0;
+    std::map<Verdict, int> by_verdict;
+    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    REQUIRE(!accepted.empty());
+    int executed = 0, refused = 0, several_per_lane = 0;
+    std::map<std::string, int> refusals;
+    KernelOptions rolled;
+    rolled.max_unrolled_steps = 0;
+    for (const Design &design : accepted) {
+        ir::UreProgram program = design.family->build(design.params);
+        program.schedule.transform->matrix = design.matrix;
+        INFO(design_text(design.family->name, program, design.matrix));
+        sys::SystolicProgram systolic = compile_to_systolic(program);
+        std::vector<std::string> order;
+        for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
+        Buffers inputs = random_input_buffers(program, (uint32_t)executed + 7);
+        Buffers expected = ir::realize(program, inputs);
+        for (const KernelOptions &options : {KernelOptions{}, rolled}) {
+            kir::Kernel kernel;
+            try {
+                kernel = lower_to_kernel(systolic, "k", order, options);
+            } catch (const CompileError &e) {
+                std::string m = e.what();
+                refusals[m.substr(0, std::min<size_t>(m.find(':', m.find(':') + 1), 80))]++;
+                refused++;
+                continue;
+            }
+            optimize_kernel(kernel);
+            several_per_lane += kernel.pes_per_lane > 1;
+            Buffers actual = inputs;
+            for (const auto &[name, buffer] : expected) {
+                Halide::Buffer<> out = buffer.copy();
+                poison(out);
+                actual[name] = out;
+            }
+            execute_kernel(kernel, actual);
+            Buffers outputs;
+            for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
+            REQUIRE(compare_outputs(expected, outputs) == "");
+            executed++;
+        }
+    }
+    std::cout << "random transforms: " << executed << " kernels executed (" << several_per_lane
+              << " with several PEs per lane), " << refused << " refused by the mapping\n";
+    for (const auto &[reason, n] : refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
+    // The mapping must honour most accepted designs, or this proves little.
+    REQUIRE(executed >= 2 * (int)accepted.size() * 9 / 10);
 }
