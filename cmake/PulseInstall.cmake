@@ -3,7 +3,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Header-only host helpers for CUDA programs (runtime/pulse_cuda.h).
+# Header-only host helpers for CUDA programs (runtime/pulse_cuda.h) and the
+# buffer descriptor generated kernels take (runtime/pulse_buffer.h).
 add_library(pulse_runtime INTERFACE)
 target_include_directories(pulse_runtime INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime>
@@ -14,7 +15,8 @@ add_library(Pulse::runtime ALIAS pulse_runtime)
 install(TARGETS pulse_runtime conv1d conv2d matmul matvec fir
   EXPORT PulseTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/runtime/pulse_cuda.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pulse)
+install(FILES ${PROJECT_SOURCE_DIR}/runtime/pulse_cuda.h ${PROJECT_SOURCE_DIR}/runtime/pulse_buffer.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pulse)
 install(EXPORT PulseTargets NAMESPACE Pulse:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Pulse)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/PulseConfig.cmake.in
   ${PROJECT_BINARY_DIR}/PulseConfig.cmake

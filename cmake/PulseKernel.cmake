@@ -3,8 +3,9 @@
 # Ahead-of-time compilation of a Pulse spec to CUDA: at build time, runs the
 # generator program (`<generator> -g <spec> --param K=V ... --emit cuda -o DIR`)
 # and compiles the generated DIR/<spec>.cu into a static library NAME. Link
-# NAME and include "<spec>.h" to call the launch function
-#   cudaError_t <spec>(const T *inputs..., T *outputs..., int64_t instances, cudaStream_t stream);
+# NAME and include "<spec>.h" to call the host function
+#   cudaError_t <spec>(pulse_buffer inputs..., pulse_buffer outputs..., cudaStream_t stream);
+# (buffer descriptors, runtime/pulse_buffer.h: the output extents are the problem size).
 # <generator> is a target: a spec program of this build (pulse_add_spec_program)
 # or an installed one (Pulse::conv1d). Nothing is built, and a status message
 # says so, if no CUDA compiler is found.

@@ -28,7 +28,7 @@ echo "== CUDA: kernel, host header, reference and check harness in $OUT =="
 NVCC="$(command -v nvcc || true)"
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
 if [ -n "$NVCC" ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-    cp runtime/pulse_cuda.h "$OUT/"
+    cp runtime/pulse_cuda.h runtime/pulse_buffer.h "$OUT/"
     "$NVCC" -O3 -std=c++17 -arch=sm_90 -I"$OUT" "$OUT/conv1d_sbm_check.cu" "$OUT/conv1d_sbm.cu" -o "$OUT/conv1d_sbm_check"
     "$OUT/conv1d_sbm_check"
 else

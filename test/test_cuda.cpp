@@ -1,38 +1,234 @@
-// The CUDA backend: the text it generates for every example, its rejection of
-// arrays wider than a warp and, where nvcc exists (PULSE_NVCC), that every
-// generated kernel compiles for sm_90 without touching local memory.
+// The CUDA backend as --emit cuda runs it: lower_to_kernel, optimize_kernel,
+// print_cuda. What the printed text must hold for every example (full-warp
+// lane exchanges outside lane-dependent branches, guarded accesses, arrays
+// indexed by constants only), the taps of the conv1d designs, arrays wider
+// than a warp and the refusal past 8 PEs per lane, a batch size that is a
+// run-time size, outputs at affine indices and, where nvcc exists
+// (PULSE_NVCC), that every printed kernel compiles for sm_90 without touching
+// local memory and every check harness compiles.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <unistd.h>
 
-#include "CodeGenCuda.h"
+#include "CodeGenCudaKernel.h"
+#include "CodeGenReference.h"
+#include "KernelExecutor.h"
+#include "KernelPasses.h"
+#include "LowerToKernel.h"
 #include "Pipeline.h"
+#include "Simulator.h"
 #include "TestUtil.h"
 
 using namespace pulse;
+using namespace Halide;
+using namespace Halide::Internal;
+using Catch::Matchers::Contains;
 
 namespace {
 
-const std::vector<std::string> &example_specs() {
-    static const std::vector<std::string> specs = {
-        "conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs", "conv1d_ffs", "conv1d_fbs",
-        "conv1d_fbs_stride2", "conv2d_sbm", "matmul", "matvec", "fir_stride2", "test_affine_outputs"};
+/// Every registered spec; the list is checked to hold at least the examples
+/// the harness scripts build, so a spec that stops registering is noticed.
+std::vector<std::string> example_specs() {
+    std::vector<std::string> specs = registered_specs();
+    for (const char *known : {"conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs", "conv1d_ffs", "conv1d_fbs",
+                              "conv1d_fbs_stride2", "conv2d_sbm", "conv2d_ssam", "matmul", "matvec", "fir_stride2"}) {
+        INFO(known);
+        REQUIRE(std::find(specs.begin(), specs.end(), known) != specs.end());
+    }
     return specs;
 }
 
-std::vector<std::string> input_names(const Spec &spec) {
-    std::vector<std::string> names;
-    for (const Input &in : spec.inputs) names.push_back(in.name());
-    return names;
+struct Generated {
+    ir::UreProgram program;
+    std::vector<std::string> inputs;  ///< in the spec's order
+    kir::Kernel kernel;               ///< after optimize_kernel
+    CudaKernelSources sources;
+};
+
+/// What --emit cuda prints for spec `spec_name`, the kernel named `name`
+/// (default: the spec's name).
+Generated generate(const std::string &spec_name, const Params &params = Params(), std::string name = "") {
+    if (name.empty()) name = spec_name;
+    Spec spec = build_spec(spec_name, params);
+    Generated g;
+    g.program = spec.output.lower();
+    for (const Input &in : spec.inputs) g.inputs.push_back(in.name());
+    g.kernel = lower_to_kernel(compile_to_systolic(g.program), name, g.inputs);
+    optimize_kernel(g.kernel);
+    g.sources = print_cuda(g.kernel);
+    return g;
 }
 
-CudaSources generate(const std::string &name, const Params &params = Params()) {
-    Spec spec = build_spec(name, params);
-    sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
-    return generate_cuda(program, name, input_names(spec));
+/// The __global__ function of a printed kernel source.
+std::string kernel_function(const std::string &source) {
+    size_t begin = source.find("__global__ ");
+    REQUIRE(begin != std::string::npos);
+    size_t end = source.find("\n}\n", begin);
+    REQUIRE(end != std::string::npos);
+    return source.substr(begin, end + 3 - begin);
+}
+
+/// The host function of a printed kernel source (after the kernel).
+std::string host_function(const std::string &source, const std::string &name) {
+    size_t begin = source.find("extern \"C\" cudaError_t " + name + "(");
+    REQUIRE(begin != std::string::npos);
+    return source.substr(begin);
+}
+
+size_t count(const std::string &text, const std::regex &pattern) {
+    return (size_t)std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator());
+}
+
+/// The accesses of arrays declared in a kernel function (`T name[N];`) whose
+/// index is not an integer literal.
+std::vector<std::string> run_time_indexed_arrays(const std::string &body) {
+    std::vector<std::string> problems;
+    const std::regex declaration(R"(\b[A-Za-z_]\w*\s+([A-Za-z_]\w*)\s*\[[^\]]*\]\s*;)");
+    const std::regex literal(R"(\(?-?\d+(ll|u|ull)?\)?)");
+    for (std::sregex_iterator d(body.begin(), body.end(), declaration), end; d != end; ++d) {
+        const std::regex access("\\b" + (*d)[1].str() + R"(\[([^\]]*)\])");
+        for (std::sregex_iterator a(body.begin() + d->position() + d->length(), body.end(), access); a != end; ++a) {
+            if (!std::regex_match((*a)[1].str(), literal)) problems.push_back(a->str());
+        }
+    }
+    return problems;
+}
+
+/// Problems with the lane exchanges of a kernel body: each must be the whole
+/// value of a LetStmt (inside an expression, `?:` or `&&` could skip it on
+/// some lanes) and no IfThenElse around it may depend on the lane (the
+/// shuffles are full-warp: every lane must reach them).
+class ExchangeChecker : public IRVisitor {
+public:
+    std::vector<std::string> problems;
+    int exchanges = 0;
+
+    ExchangeChecker() { lane_dependent.push(kir::lane_var); }
+
+private:
+    Scope<> lane_dependent;        ///< lets whose values can differ between lanes
+    std::set<const Call *> let_values;
+    int divergent_guards = 0;
+
+    bool varies(const Expr &e) const {
+        bool exchange = false;
+        kir::for_each_call(e, [&](const Call *c) { exchange |= kir::is_lane_exchange(c); });
+        return exchange || expr_uses_vars(e, lane_dependent);
+    }
+
+    using IRVisitor::visit;
+    void visit(const LetStmt *op) override {
+        if (const Call *c = op->value.as<Call>(); c && kir::is_lane_exchange(c)) let_values.insert(c);
+        op->value.accept(this);
+        if (varies(op->value)) lane_dependent.push(op->name);
+        op->body.accept(this);
+    }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        if (varies(op->value)) lane_dependent.push(op->name);
+        op->body.accept(this);
+    }
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        bool divergent = varies(op->condition);
+        divergent_guards += divergent;
+        op->then_case.accept(this);
+        if (op->else_case.defined()) op->else_case.accept(this);
+        divergent_guards -= divergent;
+    }
+    void visit(const Call *op) override {
+        if (kir::is_lane_exchange(op)) {
+            exchanges++;
+            std::ostringstream text;
+            text << Expr(op);
+            if (!let_values.count(op)) problems.push_back("not the value of a let: " + text.str());
+            if (divergent_guards) problems.push_back("under a lane-dependent guard: " + text.str());
+        }
+        IRVisitor::visit(op);
+    }
+};
+
+/// The global accesses of a printed kernel: each must be guarded by its
+/// buffer's bounds, on its own line (`(GUARD ? x_data[...] : 0)`,
+/// `if (GUARD) Out_data[...] = ...`) or by a then-branch whose condition names
+/// that buffer's extents (the warp's interior check); each output store must
+/// also sit under the lane's activity (`active_...`).
+struct AccessCheck {
+    std::vector<std::string> problems;
+    int guarded = 0, interior = 0, stores = 0;
+};
+
+AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source) {
+    AccessCheck result;
+    // The branches open at each line: their conditions, and whether the line
+    // is in the then-branch (an else-branch covers nothing).
+    struct Open {
+        std::string condition;
+        bool then_branch;
+    };
+    std::vector<Open> open;
+    std::istringstream lines(kernel_function(source));
+    for (std::string line; std::getline(lines, line);) {
+        std::string text = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+        if (text == "}") {
+            if (!open.empty()) open.pop_back();
+            continue;
+        }
+        if (text == "} else {") {
+            if (!open.empty()) open.back().then_branch = false;
+            continue;
+        }
+        if (text.size() > 1 && (text.back() == '{' || text[0] == '{')) {  // if, for, or an array instance
+            bool is_if = text.rfind("if (", 0) == 0 && text.size() > 7;
+            open.push_back({is_if ? text.substr(4, text.size() - 7) : "", is_if});
+            continue;
+        }
+        auto under = [&](const std::string &own, const std::string &word) {
+            bool found = own.find(word) != std::string::npos;
+            for (const Open &o : open) found |= o.then_branch && o.condition.find(word) != std::string::npos;
+            return found;
+        };
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.placement != kir::Placement::Global) continue;
+            const std::string access = b.name + "_data[", bounds = b.name + ".extent[";
+            for (size_t at = text.find(access); at != std::string::npos; at = text.find(access, at + 1)) {
+                // Outputs are written, never read.
+                std::string own = b.is_output ? (text.rfind("if (", 0) == 0 ? text.substr(0, at) : "")
+                                              : (at >= 2 && text.compare(at - 2, 2, "? ") == 0 ? text.substr(0, at) : "");
+                if (own.find(bounds) != std::string::npos) result.guarded++;
+                else if (under("", bounds)) result.interior++;
+                else result.problems.push_back("unguarded: " + text);
+                if (b.is_output) {
+                    result.stores++;
+                    if (!under(own, "active_")) result.problems.push_back("a store outside the lane's activity: " + text);
+                }
+            }
+        }
+    }
+    return result;
+}
+
+/// Runs `kernel` on the CPU executor over the buffers of `program` at its
+/// sizes (outputs poisoned) and compares with the interpreter: "" if equal.
+std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program) {
+    Buffers actual = random_input_buffers(program, 5);
+    Buffers expected = ir::realize(program, actual);
+    for (const auto &[name, buffer] : expected) {
+        Halide::Buffer<> out = buffer.copy();
+        poison(out);
+        actual[name] = out;
+    }
+    execute_kernel(kernel, actual);
+    Buffers outputs;
+    for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
+    return compare_outputs(expected, outputs);
 }
 
 /// Runs `command`, returning its exit status and (merged) output.
@@ -47,136 +243,255 @@ int run_command(const std::string &command, std::string &output) {
 
 }  // namespace
 
-TEST_CASE("cuda: every example generates a kernel, a header and a harness", "[cuda]") {
+TEST_CASE("cuda: every example prints a kernel, a host function, a header and a harness", "[cuda]") {
     for (const std::string &name : example_specs()) {
         INFO(name);
-        CudaSources s = generate(name);
-        CHECK(s.kernel.find("__global__ void __launch_bounds__(256) " + name + "_kernel(") != std::string::npos);
-        CHECK(s.kernel.find("cudaError_t " + name + "(") != std::string::npos);
-        CHECK(s.header.find("cudaError_t " + name + "(") != std::string::npos);
-        CHECK(s.check.find(name + "_reference(") != std::string::npos);
-        // The readable header comment: UREs, transform, register plan.
-        CHECK(s.kernel.find("// Space-time transform") != std::string::npos);
-        CHECK(s.kernel.find("// Register plan") != std::string::npos);
-        // No register arrays at all: a run-time index would put them in local memory.
-        CHECK(!std::regex_search(s.kernel, std::regex(R"(_h\[)")));
-        // Every shuffle is a full-warp shuffle issued outside any `if`.
-        std::istringstream lines(s.kernel);
-        for (std::string line; std::getline(lines, line);) {
-            if (line.find("__shfl") == std::string::npos && line.find("__ballot") == std::string::npos) continue;
-            if (line.find("//") != std::string::npos && line.find("//") < line.find("__")) continue;  // a comment
-            INFO(line);
-            CHECK(line.find("all_lanes_") != std::string::npos);
-            CHECK(line.find("if (") == std::string::npos);
-        }
+        Generated g = generate(name);
+        const CudaKernelSources &s = g.sources;
+        CHECK_THAT(s.kernel, Contains("__global__ void __launch_bounds__(256) " + name + "_kernel(pulse_buffer "));
+        CHECK_THAT(s.kernel, Contains("extern \"C\" cudaError_t " + name + "(pulse_buffer "));
+        CHECK_THAT(s.header, Contains("#include \"pulse_buffer.h\""));
+        CHECK_THAT(s.header, Contains("cudaError_t " + name + "(pulse_buffer "));
+        CHECK_THAT(s.check, Contains(name + "_reference("));
+        CHECK_THAT(s.check, Contains("PULSE_CUDA_CHECK(" + name + "("));
+        // The readable comment block: UREs, transform, array, registers.
+        CHECK_THAT(s.kernel, Contains("// Space-time transform:"));
+        CHECK_THAT(s.kernel, Contains("// Registers per lane:"));
+        // An array in the kernel (a register array) is indexed by constants
+        // only: a run-time index would put it in local memory.
+        std::string body = kernel_function(s.kernel);
+        CHECK(run_time_indexed_arrays(body) == std::vector<std::string>{});
+        // Every lane exchange is a full-warp intrinsic...
+        size_t exchanges = count(body, std::regex(R"(__(shfl\w*|ballot)_sync\()"));
+        CHECK(count(body, std::regex(R"(__(shfl\w*|ballot)_sync\(0xffffffffu, )")) == exchanges);
+        // ...that every lane reaches: a let of its own, under no lane-dependent branch.
+        ExchangeChecker checker;
+        kir::on_large_stack([&] { g.kernel.body.accept(&checker); });
+        CHECK(checker.problems == std::vector<std::string>{});
+        CHECK((size_t)checker.exchanges == exchanges);
     }
+    // The checks themselves: an array indexed by the lane, and the body under
+    // a branch some lanes skip, are caught.
+    CHECK(run_time_indexed_arrays("float h[4];\nh[0] = a;\nh[3] = b;\nconst float v = h[lane];\n") ==
+          std::vector<std::string>{"h[lane]"});
+    Generated g = generate("conv1d_sbm");
+    Stmt divergent = IfThenElse::make(Variable::make(Int(32), kir::lane_var) < 16, g.kernel.body);
+    ExchangeChecker checker;
+    kir::on_large_stack([&] { divergent.accept(&checker); });
+    REQUIRE(!checker.problems.empty());
+    CHECK_THAT(checker.problems.front(), Contains("under a lane-dependent guard: ") && Contains("pulse.shfl_up("));
 }
 
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
-    // SBM: partial sums move up one lane per step; weights are a same-step
-    // copy chain (dp = 1, dt = 0) of w(t), the same value on every lane, so
-    // each lane loads it instead of hearing it from the chain's source.
-    CudaSources sbm = generate("conv1d_sbm");
-    CHECK(sbm.kernel.find("__shfl_up_sync(all_lanes_, Z_h1, 1)") != std::string::npos);
-    CHECK(sbm.kernel.find("W_now = (active_ ? w[((int64_t)t - L.w_min0)] : (float)0);") != std::string::npos);
-    CHECK(sbm.kernel.find("__ballot_sync") == std::string::npos);
-    CHECK(sbm.kernel.find("__shfl_down_sync") == std::string::npos);
+    // SBM: partial sums move up one lane per step (Z, dp = 1, dt = 1); weights
+    // are a same-step copy chain of w(q), the same value on every lane, so no
+    // lane hears it from the chain's source: w is read from constant memory.
+    Generated sbm = generate("conv1d_sbm");
+    CHECK(std::regex_search(sbm.sources.kernel, std::regex(R"(const float Z_t\d+_up1 = __shfl_up_sync\(0xffffffffu, [^;]*, 1\);)")));
+    CHECK_THAT(sbm.sources.kernel, !Contains("__shfl_down_sync("));
+    CHECK_THAT(sbm.sources.kernel, !Contains("__ballot_sync("));
+    CHECK(sbm.kernel.buffer("w").placement == kir::Placement::Constant);
+    CHECK_THAT(sbm.sources.kernel, Contains("= w_constant["));
     // FBS: inputs move down one lane per step (X(c + 1, q - 1): dp = -1).
-    CudaSources fbs = generate("conv1d_fbs");
-    CHECK(fbs.kernel.find("__shfl_down_sync(all_lanes_, X_h1, 1)") != std::string::npos);
-    // FFS: weights wait two steps (t = 2c + q): a history of two registers.
-    CudaSources ffs = generate("conv1d_ffs");
-    CHECK(ffs.kernel.find("W_h2 = W_h1;") != std::string::npos);
-    CHECK(ffs.kernel.find("__shfl_up_sync(all_lanes_, W_h2, 1)") != std::string::npos);
+    Generated fbs = generate("conv1d_fbs");
+    CHECK(std::regex_search(fbs.sources.kernel, std::regex(R"(const float X_t\d+_down1 = __shfl_down_sync\(0xffffffffu, [^;]*, 1\);)")));
+    CHECK_THAT(fbs.sources.kernel, !Contains("__shfl_up_sync("));
+    // FSM: partial sums move down (Z(c, q + 1) with s = q: dp = -1).
+    Generated fsm = generate("conv1d_fsm");
+    CHECK(std::regex_search(fsm.sources.kernel, std::regex(R"(const float Z_t\d+_down1 = __shfl_down_sync\(0xffffffffu, [^;]*, 1\);)")));
+    // FFS: weights wait two steps (t = 2c + q, W: dp = 1, dt = 2): the weight
+    // of step 2 is what the lane below held at step 0, not at step 1.
+    Generated ffs = generate("conv1d_ffs");
+    CHECK_THAT(ffs.sources.kernel, Contains("const float W_t0_up1 = __shfl_up_sync(0xffffffffu, W_t0, 1);"));
+    std::smatch w2, w3;
+    REQUIRE(std::regex_search(ffs.sources.kernel, w2, std::regex(R"(const float W_t2 = [^;]*;)")));
+    CHECK_THAT(w2.str(), Contains("W_t0_up1"));
+    REQUIRE(std::regex_search(ffs.sources.kernel, w3, std::regex(R"(const float W_t3 = [^;]*;)")));
+    CHECK_THAT(w3.str(), Contains("W_t1_up1"));
+    CHECK_THAT(w3.str(), !Contains("W_t2_up1"));
 }
 
-TEST_CASE("cuda: input loads and output stores are guarded by the lane's activity", "[cuda]") {
+TEST_CASE("cuda: every access is guarded by its buffer's bounds or the warp's interior check, every store by the lane's activity",
+          "[cuda]") {
     for (const std::string &name : example_specs()) {
         INFO(name);
-        CudaSources s = generate(name);
-        std::istringstream lines(s.kernel);
-        for (std::string line; std::getline(lines, line);) {
-            // Output stores.
-            if (std::regex_search(line, std::regex(R"(\bOut\[)"))) CHECK(line.find("if (active_") != std::string::npos);
+        Generated g = generate(name);
+        AccessCheck check = check_accesses(g.kernel, g.sources.kernel);
+        CHECK(check.problems == std::vector<std::string>{});
+        CHECK(check.stores > 0);
+        CHECK(check.guarded > 0);  // every example has tails or borders: a guarded copy exists
+        if (name == "conv1d_sbm") CHECK(check.interior > 0);  // and its interior runs without guards
+        // An input placed in constant memory: the host function checks that the
+        // buffer holds the region before copying it.
+        for (const kir::BufferArg &b : g.kernel.buffers) {
+            if (b.placement != kir::Placement::Constant) continue;
+            CHECK_THAT(host_function(g.sources.kernel, name),
+                       Contains("if (region_min[d] < " + b.name + ".min[d] || region_min[d] + region_extent[d] > " + b.name +
+                                ".min[d] + " + b.name + ".extent[d]) return cudaErrorInvalidValue;"));
         }
-        // Every in-loop input load is written `(active_ ? x[...] : 0)`.
-        for (const char *input : {"x[", "w[", "a[", "bm[", "v[", "h["}) {
-            size_t at = 0;
-            while ((at = s.kernel.find(std::string(" ") + input, at)) != std::string::npos) {
-                size_t line_start = s.kernel.rfind('\n', at);
-                std::string before = s.kernel.substr(line_start, at - line_start);
-                CHECK((before.find("active_ ?") != std::string::npos || before.find(") ?") != std::string::npos));
-                at++;
-            }
+    }
+    // The check itself: loads that lost their guards, printed, are caught.
+    Generated g = generate("conv1d_sbm");
+    g.kernel.body = kir::replace_calls(g.kernel.body, [](const Call *op) -> Expr {
+        if (op->name != kir::intrinsic::load) return Expr();
+        kir::Access a = kir::access_of(op);
+        return kir::load(op->type, a.buffer, const_true(), a.coords);
+    });
+    AccessCheck broken = check_accesses(g.kernel, print_cuda(g.kernel).kernel);
+    REQUIRE(!broken.problems.empty());
+    CHECK_THAT(broken.problems.front(), Contains("x_data["));
+}
+
+TEST_CASE("cuda: an array wider than a warp runs several PEs per lane", "[cuda]") {
+    // SBM has C + Q - 1 PEs: C = 40, Q = 5 is 44 PEs, two per lane.
+    Params params = test::params({{"C", 40}});
+    Generated g = generate("conv1d_sbm", params);
+    CHECK(g.kernel.pes_per_lane == 2);
+    CHECK_THAT(g.sources.kernel, Contains("// Array: 44 PEs (2 per lane"));
+    // Only the top slot of a lane hands its partial sum across the lane's end;
+    // slot 0 takes slot 1's from the lane below by a shuffle, slot 1 takes
+    // slot 0's of its own lane from a register.
+    CHECK(std::regex_search(g.sources.kernel, std::regex(R"(const float Z_v1_t\d+_up1 = __shfl_up_sync\(0xffffffffu, )")));
+    CHECK(!std::regex_search(g.sources.kernel, std::regex(R"(Z_v0_t\d+_up1 = )")));
+    // The kernel it prints computes what the reference does.
+    CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", params).output.lower()) == "");
+    // 256 PEs is the widest a warp runs: 8 per lane.
+    CHECK(generate("conv1d_sbm", test::params({{"C", 252}})).kernel.pes_per_lane == 8);
+}
+
+TEST_CASE("cuda: an array wider than 8 PEs per lane is refused with the bounds that fit", "[cuda]") {
+    // SBM has C + Q - 1 PEs (Q = 5): C = 253 is 257; c fits up to 252, q up to
+    // 4. C = 300 is 304: q alone cannot help, the 300 outputs need 300 PEs.
+    struct Case {
+        int64_t c;
+        std::vector<std::string> phrases;
+    };
+    for (const Case &k : {Case{253, {"the array has 257 PEs", "c fits with extent <= 252", "q fits with extent <= 4"}},
+                          Case{300, {"the array has 304 PEs", "c fits with extent <= 252", "q cannot fit"}}}) {
+        INFO("C = " << k.c);
+        try {
+            generate("conv1d_sbm", test::params({{"C", k.c}}));
+            FAIL_CHECK("an array of " << k.c + 4 << " PEs was accepted");
+        } catch (const pulse::CompileError &e) {
+            std::string m = e.what();
+            CHECK_THAT(m, Contains("a warp runs at most 256 (8 per lane)"));
+            for (const std::string &phrase : k.phrases) CHECK_THAT(m, Contains(phrase));
         }
     }
 }
 
-TEST_CASE("cuda: an array wider than a warp is rejected with the bounds that fit", "[cuda]") {
-    // SBM has C + Q - 1 PEs: C = 40, Q = 5 needs 44 lanes; C fits up to 28.
-    try {
-        generate("conv1d_sbm", test::params({{"C", 40}}));
-        FAIL("a 44-PE array was accepted");
-    } catch (const CompileError &e) {
-        std::string m = e.what();
-        INFO(m);
-        CHECK(m.find("44 PEs") != std::string::npos);
-        CHECK(m.find("32 lanes") != std::string::npos);
-        CHECK(m.find("c fits with extent <= 28") != std::string::npos);
-        // q alone cannot help: the 40 outputs already need 40 lanes.
-        CHECK(m.find("q cannot fit") != std::string::npos);
+TEST_CASE("cuda: the printer refuses IR it cannot print, naming it", "[cuda]") {
+    Generated g = generate("conv1d_sbm");
+    kir::Kernel kernel = g.kernel;
+    Expr mystery = Call::make(Int(32), "mystery_intrinsic", {kir::warp_index()}, Call::Extern);
+    kernel.body = Block::make(LetStmt::make("m", mystery, Evaluate::make(0)), kernel.body);
+    REQUIRE_THROWS_WITH(print_cuda(kernel), Contains("cuda printer: cannot print the call mystery_intrinsic("));
+    kernel.body = Block::make(Evaluate::make(mystery), g.kernel.body);
+    REQUIRE_THROWS_WITH(print_cuda(kernel), Contains("cuda printer: cannot print the statement"));
+}
+
+TEST_CASE("cuda: the batch size is a run-time size: the grid follows the output extents", "[cuda]") {
+    Generated g = generate("conv1d_sbm");  // B = 4 arrays of C = 16 outputs, Out(b * 16 + c)
+    // One grid loop, b, whose extent is read from Out's extent at run time.
+    REQUIRE(g.kernel.grid.size() == 1);
+    CHECK(g.kernel.grid[0].var == "b");
+    CHECK(expr_uses_var(g.kernel.grid[0].extent, "Out.extent.0"));
+    CHECK(!is_const(simplify(g.kernel.grid[0].extent)));
+    std::string host = host_function(g.sources.kernel, "conv1d_sbm");
+    std::smatch warps;
+    REQUIRE(std::regex_search(host, warps, std::regex(R"(const int64_t warps = [^;]*;)")));
+    CHECK_THAT(warps.str(), Contains("Out.extent[0]"));
+    CHECK_THAT(g.sources.kernel, Contains("if (warp_index >= warps) return;"));
+    CHECK_THAT(g.sources.header, !Contains("instances"));
+    // The kernel printed for B = 4 runs a batch of 7 (its inputs sized for 7) as the reference does.
+    CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", test::params({{"B", 7}})).output.lower()) == "");
+    // The harness sizes its buffers from the reference's layout at a batch it may be given.
+    CHECK_THAT(g.sources.check, Contains("int64_t instances = conv1d_sbm_default_instances();"));
+    CHECK_THAT(g.sources.check, Contains("conv1d_sbm_output_region(0, d, instances, &Out_min[d], &Out_extent[d]);"));
+}
+
+TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers with non-zero minima", "[cuda]") {
+    // test_affine_outputs (C = 6, Q = 3, B = 3, SBM: lane = c + q, outputs at
+    // q = 2): Rev((B - 1 - b) * C + (C - 1 - c) + 3) is Rev(22 - 6b - lane),
+    // over [3, 20]; Grid(c + 2, b - 1) is Grid(lane, b - 1), over [2, 7] x [-1, 1].
+    Generated g = generate("test_affine_outputs");
+    CHECK(g.kernel.buffer("Rev").dimensions == 1);
+    CHECK(g.kernel.buffer("Grid").dimensions == 2);
+    class Stores : public IRVisitor {
+    public:
+        std::map<std::string, std::vector<kir::Access>> of;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (op->name == kir::intrinsic::store) of[kir::access_of(op).buffer].push_back(kir::access_of(op));
+            IRVisitor::visit(op);
+        }
+    } stores;
+    kir::on_large_stack([&] { g.kernel.body.accept(&stores); });
+    Expr b = Variable::make(Int(32), "b"), lane = Variable::make(Int(32), kir::lane_var);
+    REQUIRE(!stores.of["Rev"].empty());
+    for (const kir::Access &a : stores.of["Rev"]) {
+        REQUIRE(a.coords.size() == 1);
+        CHECK(can_prove(a.coords[0] == 22 - 6 * b - lane));
     }
-    // Exactly 32 PEs is fine.
-    CHECK_NOTHROW(generate("conv1d_sbm", test::params({{"C", 28}})));
-}
-
-TEST_CASE("cuda: the batch size is a run-time argument and the layout follows it", "[cuda]") {
-    CudaSources s = generate("conv1d_sbm");
-    // x covers [0, 16 * instances + 3]: its extent grows with the batch.
-    CHECK(s.kernel.find("layout.x_extent0 = (int64_t)16 * instances + 3ll - layout.x_min0 + 1;") != std::string::npos);
-    // Out(b * C + c): one dimension of 16 * instances elements from 0.
-    CHECK(s.kernel.find("layout.Out_min0 = 0ll;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Out_extent0 = (int64_t)16 * instances;") != std::string::npos);
-    CHECK(s.kernel.find("Out_extent1") == std::string::npos);
-    CHECK(s.header.find("conv1d_sbm_cuda_default_instances() { return 4; }") != std::string::npos);
-}
-
-TEST_CASE("cuda: an output at affine indices is laid out over the box its index spans", "[cuda]") {
-    // test_affine_outputs (C = 6, B = 3): Rev((B - 1 - b) * C + (C - 1 - c) + 3)
-    // spans [3 + (3 - instances) * 6, 20]; Grid(c + 2, b - 1) spans [2, 7] x [-1, instances - 2].
-    CudaSources s = generate("test_affine_outputs");
-    CHECK(s.kernel.find("layout.Rev_min0 = (int64_t)-6 * instances + 21ll;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Rev_extent0 = (int64_t)6 * instances;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Grid_min0 = 2ll;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Grid_extent0 = 6ll;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Grid_min1 = -1ll;") != std::string::npos);
-    CHECK(s.kernel.find("layout.Grid_extent1 = (int64_t)1 * instances;") != std::string::npos);
-    CHECK(s.header.find("if (output == 0) return 1;") != std::string::npos);
-    CHECK(s.header.find("if (output == 1) return 2;") != std::string::npos);
+    REQUIRE(!stores.of["Grid"].empty());
+    for (const kir::Access &a : stores.of["Grid"]) {
+        REQUIRE(a.coords.size() == 2);
+        CHECK(can_prove(a.coords[0] == lane && a.coords[1] == b - 1));
+    }
+    // The printed stores index from each buffer's own minimum.
+    CHECK_THAT(g.sources.kernel, Contains("- Rev.min[0]) * Rev.stride[0])] = "));
+    CHECK_THAT(g.sources.kernel, Contains("- Grid.min[1]) * Grid.stride[1]))] = "));
+    // On the executor, into buffers over those boxes, it equals the reference.
+    CHECK(execute_against_reference(g.kernel, g.program) == "");
+    // The harness sizes each output by the box the reference lays it out over.
+    CHECK_THAT(g.sources.check, Contains("test_affine_outputs_output_region(0, d, instances, &Rev_min[d], &Rev_extent[d]);"));
+    CHECK_THAT(g.sources.check, Contains("test_affine_outputs_output_region(1, d, instances, &Grid_min[d], &Grid_extent[d]);"));
 }
 
 #ifdef PULSE_NVCC
-TEST_CASE("cuda: every generated kernel compiles for sm_90 with no stack frame and no spills", "[cuda][nvcc]") {
+TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and no spills, and every harness compiles",
+          "[cuda][nvcc]") {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("pulse_test_cuda_" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    for (const std::string &name : example_specs()) {
-        INFO(name);
-        CudaSources s = generate(name);
-        std::ofstream(dir / (name + ".cu")) << s.kernel;
-        std::ofstream(dir / (name + ".h")) << s.header;
+    struct Case {
+        std::string spec, name;
+        Params params;
+    };
+    std::vector<Case> cases;
+    for (const std::string &spec : example_specs()) cases.push_back({spec, spec, Params()});
+    // Arrays wider than a warp: 2 and 8 PEs per lane.
+    cases.push_back({"conv1d_sbm", "conv1d_sbm_c40", test::params({{"C", 40}})});
+    cases.push_back({"conv1d_sbm", "conv1d_sbm_c252", test::params({{"C", 252}})});
+    // Compiles DIR/FILE.cu to an object; returns nvcc's status, its output in `output`.
+    auto compile = [&](const std::string &file, const std::string &flags, std::string &output) {
+        return run_command(std::string(PULSE_NVCC) + " -std=c++17 -arch=sm_90 -O3 -I" + dir.string() + " -I" PULSE_RUNTIME_DIR +
+                               flags + " -c " + (dir / (file + ".cu")).string() + " -o " + (dir / (file + ".o")).string(),
+                           output);
+    };
+    for (const Case &c : cases) {
+        INFO(c.name);
+        Generated g = generate(c.spec, c.params, c.name);
+        std::ofstream(dir / (c.name + ".cu")) << g.sources.kernel;
+        std::ofstream(dir / (c.name + ".h")) << g.sources.header;
         std::string output;
-        std::string command = std::string(PULSE_NVCC) + " -arch=sm_90 -O3 -Xptxas -v -c " + (dir / (name + ".cu")).string() +
-                              " -o " + (dir / (name + ".o")).string();
-        int status = run_command(command, output);
+        int status = compile(c.name, " -Xptxas -v", output);
         INFO(output);
         REQUIRE(status == 0);
         CHECK(output.find("warning") == std::string::npos);
         std::smatch m;
-        REQUIRE(std::regex_search(output, m, std::regex(name + R"(_kernel[^\n]*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)")));
+        REQUIRE(std::regex_search(output, m,
+                                  std::regex(c.name + R"(_kernel[^\n]*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)")));
         CHECK(m[1] == "0");
         CHECK(m[2] == "0");
         CHECK(m[3] == "0");
+        // The harness, against the emitted reference.
+        std::ofstream(dir / (c.name + "_check.cu")) << g.sources.check;
+        std::ofstream(dir / (c.name + "_reference.h")) << emit_reference_cpp(g.program, c.name, g.inputs);
+        std::string harness_output;
+        int harness_status = compile(c.name + "_check", "", harness_output);
+        INFO(harness_output);
+        CHECK(harness_status == 0);
     }
     fs::remove_all(dir);
 }

@@ -235,7 +235,7 @@ TEST_CASE("compare_outputs reports the first mismatch, missing and extra outputs
     CHECK_THAT(compare_outputs(expected, extra), Contains("unexpected output Extra"));
 }
 
-TEST_CASE("a tile of a loop of the array is rejected; one outside it is kept for the kernel", "[systolic][lower]") {
+TEST_CASE("a tile of a loop of the array is rejected, one outside it is kept for the kernel", "[systolic][lower]") {
     ir::UreProgram program = program_of("conv1d_sbm");
     program.schedule.tiles.push_back(ir::Tile{"b", "bo", "bi", 2});
     REQUIRE_NOTHROW(lower_to_systolic(program));

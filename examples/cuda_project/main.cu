@@ -9,26 +9,27 @@
 
 int main() {
     try {
-        // Each array instance produces the outputs of one 28-sample block.
-        const int64_t instances = 1 << 15;
-        const int64_t nx = conv1d_sbm_cuda_input_elements(0, instances);   // x
-        const int64_t nw = conv1d_sbm_cuda_input_elements(1, instances);   // w: the 5 taps
-        const int64_t n = conv1d_sbm_cuda_output_elements(0, instances);   // Out
-        std::vector<float> x(nx), w(nw);
+        // Each array instance (one warp) produces the outputs of one 28-sample
+        // block; the output extents are the problem size.
+        const int64_t C = 28, Q = 5, instances = 1 << 15;
+        const int64_t n = C * instances;   // Out(b * C + c): the flat signal
+        const int64_t nx = n + Q - 1;      // x: what those outputs read
+        std::vector<float> x(nx), w(Q);
         for (int64_t i = 0; i < nx; i++) x[i] = std::sin(0.001f * i);
-        for (int64_t q = 0; q < nw; q++) w[q] = 1.0f / (q + 1);
+        for (int64_t q = 0; q < Q; q++) w[q] = 1.0f / (q + 1);
 
-        pulse::cuda::DeviceBuffer<float> dx(nx), dw(nw), dout(n);
+        pulse::cuda::DeviceBuffer<float> dx(nx), dw(Q), dout(n);
         dx.upload(x);
         dw.upload(w);
-        PULSE_CUDA_CHECK(conv1d_sbm(dx.data(), dw.data(), dout.data(), instances, 0));
+        PULSE_CUDA_CHECK(conv1d_sbm(pulse_dense_buffer(dx.data(), {nx}), pulse_dense_buffer(dw.data(), {Q}),
+                                    pulse_dense_buffer(dout.data(), {n}), 0));
         PULSE_CUDA_CHECK_LAUNCH("conv1d_sbm");
         std::vector<float> out = dout.download();
 
         double max_err = 0;
         for (int64_t i = 0; i < n; i++) {
             double want = 0;
-            for (int64_t q = 0; q < nw; q++) want += (double)x[i + q] * w[q];
+            for (int64_t q = 0; q < Q; q++) want += (double)x[i + q] * w[q];
             max_err = std::max(max_err, std::fabs(out[i] - want));
         }
         std::printf("%lld outputs, max abs error %.3g: %s\n", (long long)n, max_err, max_err < 1e-5 ? "ok" : "WRONG");
