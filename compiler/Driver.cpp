@@ -175,18 +175,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         const kir::Kernel &kernel = *lowered;
         if (a.print_kernel) kir::print(std::cout, kernel);
         if (a.execute_kernel) {
-            Buffers inputs = random_input_buffers(program, seed);
-            Buffers expected = ir::realize(program, inputs);
-            Buffers actual = inputs;
-            for (const auto &[name, buffer] : expected) {
-                Halide::Buffer<> poisoned = buffer.copy();
-                poison(poisoned);
-                actual[name] = poisoned;
-            }
-            execute_kernel(kernel, actual);
-            Buffers outputs;
-            for (const auto &[name, buffer] : expected) outputs[name] = actual[name];
-            std::string mismatch = compare_outputs(expected, outputs);
+            std::string mismatch = execute_against_reference(kernel, program, seed);
             std::cout << spec_name << ": execute-kernel (" << systolic.pe_count << " PEs x " << systolic.steps()
                       << " steps): " << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
             if (!mismatch.empty()) status = 1;

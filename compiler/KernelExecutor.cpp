@@ -5,6 +5,10 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "InputRegions.h"
+#include "Interpreter.h"
+#include "Simulator.h"
+
 namespace pulse {
 
 using namespace Halide;
@@ -450,6 +454,20 @@ private:
 
 void execute_kernel(const kir::Kernel &kernel, Buffers &buffers) {
     kir::on_large_stack([&] { Executor(kernel, buffers).run(); });
+}
+
+std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed) {
+    Buffers actual = random_input_buffers(program, seed);
+    Buffers expected = ir::realize(program, actual);
+    for (const auto &[name, buffer] : expected) {
+        Buffer<> out = buffer.copy();
+        poison(out);
+        actual[name] = out;
+    }
+    execute_kernel(kernel, actual);
+    Buffers outputs;
+    for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
+    return compare_outputs(expected, outputs);
 }
 
 void poison(Buffer<> &buffer) {

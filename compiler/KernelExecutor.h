@@ -9,6 +9,7 @@
 #define PULSE_KERNEL_EXECUTOR_H
 
 #include "KernelIR.h"
+#include "UreProgram.h"
 
 namespace pulse {
 
@@ -17,6 +18,11 @@ namespace pulse {
 /// mins, extents and strides are the run-time sizes. Throws EvaluationError
 /// on a violation listed above.
 void execute_kernel(const kir::Kernel &kernel, Buffers &buffers);
+
+/// Runs `kernel` on random inputs of `program` (from `seed`) at the program's
+/// sizes, outputs poisoned first, and compares with the reference
+/// interpreter: "" if every output element agrees, else the first mismatch.
+std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed);
 
 /// Fills `buffer` with values no kernel computes by accident: NaN for floats,
 /// 0x5A bytes for integers.

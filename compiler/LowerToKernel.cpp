@@ -672,8 +672,12 @@ private:
         for (const ir::Loop &l : source.loops) s << " " << l.var << " in [" << l.min << ", " << l.max() << "]";
         s << "):\n";
         for (const ir::Ure &u : source.ures) {
+            // An output at affine indices shows them (Out(b*C + c, r)).
+            std::vector<std::string> index;
+            if (u.index.empty()) index = u.args;
+            else for (const Expr &e : u.output_index()) index.push_back(ir::to_source(e));
             s << "  " << u.name << "(";
-            for (size_t i = 0; i < u.args.size(); i++) s << (i ? ", " : "") << u.args[i];
+            for (size_t i = 0; i < index.size(); i++) s << (i ? ", " : "") << index[i];
             s << ") = " << ir::to_source(u.value) << "\n";
         }
         const ir::SpaceTimeTransform &st = *source.schedule.transform;

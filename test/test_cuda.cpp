@@ -215,22 +215,6 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
     return result;
 }
 
-/// Runs `kernel` on the CPU executor over the buffers of `program` at its
-/// sizes (outputs poisoned) and compares with the interpreter: "" if equal.
-std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program) {
-    Buffers actual = random_input_buffers(program, 5);
-    Buffers expected = ir::realize(program, actual);
-    for (const auto &[name, buffer] : expected) {
-        Halide::Buffer<> out = buffer.copy();
-        poison(out);
-        actual[name] = out;
-    }
-    execute_kernel(kernel, actual);
-    Buffers outputs;
-    for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
-    return compare_outputs(expected, outputs);
-}
-
 /// Runs `command`, returning its exit status and (merged) output.
 int run_command(const std::string &command, std::string &output) {
     FILE *pipe = popen((command + " 2>&1").c_str(), "r");
@@ -354,7 +338,7 @@ TEST_CASE("cuda: an array wider than a warp runs several PEs per lane", "[cuda]"
     CHECK(std::regex_search(g.sources.kernel, std::regex(R"(const float Z_v1_t\d+_up1 = __shfl_up_sync\(0xffffffffu, )")));
     CHECK(!std::regex_search(g.sources.kernel, std::regex(R"(Z_v0_t\d+_up1 = )")));
     // The kernel it prints computes what the reference does.
-    CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", params).output.lower()) == "");
+    CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", params).output.lower(), 5) == "");
     // 256 PEs is the widest a warp runs: 8 per lane.
     CHECK(generate("conv1d_sbm", test::params({{"C", 252}})).kernel.pes_per_lane == 8);
 }
@@ -404,7 +388,7 @@ TEST_CASE("cuda: the batch size is a run-time size: the grid follows the output 
     CHECK_THAT(g.sources.kernel, Contains("if (warp_index >= warps) return;"));
     CHECK_THAT(g.sources.header, !Contains("instances"));
     // The kernel printed for B = 4 runs a batch of 7 (its inputs sized for 7) as the reference does.
-    CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", test::params({{"B", 7}})).output.lower()) == "");
+    CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", test::params({{"B", 7}})).output.lower(), 5) == "");
     // The harness sizes its buffers from the reference's layout at a batch it may be given.
     CHECK_THAT(g.sources.check, Contains("int64_t instances = conv1d_sbm_default_instances();"));
     CHECK_THAT(g.sources.check, Contains("conv1d_sbm_output_region(0, d, instances, &Out_min[d], &Out_extent[d]);"));
@@ -442,7 +426,7 @@ TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers
     CHECK_THAT(g.sources.kernel, Contains("- Rev.min[0]) * Rev.stride[0])] = "));
     CHECK_THAT(g.sources.kernel, Contains("- Grid.min[1]) * Grid.stride[1]))] = "));
     // On the executor, into buffers over those boxes, it equals the reference.
-    CHECK(execute_against_reference(g.kernel, g.program) == "");
+    CHECK(execute_against_reference(g.kernel, g.program, 5) == "");
     // The harness sizes each output by the box the reference lays it out over.
     CHECK_THAT(g.sources.check, Contains("test_affine_outputs_output_region(0, d, instances, &Rev_min[d], &Rev_extent[d]);"));
     CHECK_THAT(g.sources.check, Contains("test_affine_outputs_output_region(1, d, instances, &Grid_min[d], &Grid_extent[d]);"));
