@@ -1,8 +1,11 @@
 #include "LowerToSystolic.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
+#include "KernelIR.h"
 #include "ReverseTransform.h"
 
 namespace pulse {
@@ -55,6 +58,61 @@ private:
     const ir::UreProgram &program;
     const ir::Ure &ure;
 };
+
+/// The taps `e` reads, each once.
+std::vector<sys::Tap> taps_of_value(const Expr &e) {
+    std::vector<sys::Tap> taps;
+    class Visitor : public IRVisitor {
+    public:
+        std::vector<sys::Tap> &taps;
+        explicit Visitor(std::vector<sys::Tap> &t) : taps(t) {}
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            sys::Tap tap;
+            if (sys::is_tap(Expr(op), &tap) && std::find(taps.begin(), taps.end(), tap) == taps.end()) taps.push_back(tap);
+            IRVisitor::visit(op);
+        }
+    } visitor(taps);
+    e.accept(&visitor);
+    return taps;
+}
+
+/// A same-step read of a variable the step computes at or after the reader
+/// (a copy chain through several variables: W(c) = V(c - 1), V(c) = W(c))
+/// would read the value before it is computed. Each such read is replaced by
+/// the variable's definition at the PE it reads from (its taps moved by the
+/// read's dp, the PE index shifted), until every same-step read is of a value
+/// computed earlier in the step or of the reader itself (a one-variable chain).
+void inline_same_step_reads(sys::SystolicProgram &p) {
+    std::map<std::string, size_t> position;
+    for (size_t i = 0; i < p.statements.size(); i++) position[p.statements[i].ure] = i;
+    for (size_t i = 0; i < p.statements.size(); i++) {
+        sys::Statement &reader = p.statements[i];
+        for (size_t round = 0;; round++) {
+            bool changed = false;
+            reader.value = simplify(kir::replace_calls(reader.value, [&](const Call *op) -> Expr {
+                sys::Tap tap;
+                if (!sys::is_tap(Expr(op), &tap) || tap.dt != 0 || tap.var == reader.ure) return Expr();
+                auto at = position.find(tap.var);
+                if (at == position.end() || at->second < i) return Expr();
+                changed = true;
+                // The definition at PE s - dp: its taps move by dp, its PE index shifts.
+                Expr shifted = substitute(p.space_var, Variable::make(Int(32), p.space_var) - (int)tap.dp,
+                                          p.statements[at->second].value);
+                return kir::replace_calls(shifted, [&](const Call *inner) -> Expr {
+                    sys::Tap t;
+                    if (!sys::is_tap(Expr(inner), &t)) return Expr();
+                    return sys::make_tap(inner->type, sys::Tap{t.var, t.dp + tap.dp, t.dt});
+                });
+            }));
+            if (!changed) break;
+            if (round > p.statements.size()) {
+                compile_error(p.source.name, ": the same-step reads of ", reader.ure, " form a cycle through other variables ",
+                              "(each reads the next at the same step): no order of the step computes them");
+            }
+        }
+    }
+}
 
 /// True if `e` mentions the variable `name`.
 bool uses_var(const Expr &e, const std::string &name) { return Halide::Internal::expr_uses_var(e, name); }
@@ -162,13 +220,16 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
         if (u.is_output) {
             for (const Expr &e : u.output_index()) s.output_index.push_back(rewrite(e));
         }
-        for (const auto &[tap, self] : replace.taps) {
+        p.statements.push_back(s);
+    }
+    inline_same_step_reads(p);
+    for (const sys::Statement &s : p.statements) {
+        for (const sys::Tap &tap : taps_of_value(s.value)) {
             std::vector<sys::Tap> &all = taps_of[tap.var];
             if (std::find(all.begin(), all.end(), tap) == all.end()) all.push_back(tap);
             std::vector<sys::Tap> &own = self_taps_of[tap.var];
-            if (self && std::find(own.begin(), own.end(), tap) == own.end()) own.push_back(tap);
+            if (tap.var == s.ure && std::find(own.begin(), own.end(), tap) == own.end()) own.push_back(tap);
         }
-        p.statements.push_back(s);
     }
     for (const ir::InputAccess &a : program.input_accesses) {
         sys::InputRead r;

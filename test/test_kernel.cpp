@@ -208,3 +208,54 @@ TEST_CASE("the filter of conv2d_ssam moves to constant memory and the interior r
     kir::print(text, kernel);
     CHECK_THAT(text.str(), Contains("pulse.load(\"x\", (uint1)1"));
 }
+
+namespace {
+
+/// A weight chain through two variables in the same step: W(c) copies V(c - 1),
+/// V copies W. Lowered naively, W would read V before V is computed in the step.
+Spec two_variable_chain(const Params &) {
+    const int C = 5, Q = 3;
+    Var c("c"), q("q"), s("s"), t("t");
+    Input x(Float(32), 1, "x"), w(Float(32), 1, "w");
+    std::vector<Var> loops{c, q};
+    Func X(Float(32), loops, Place::Device, "X"), W(Float(32), loops, Place::Device, "W"),
+        V(Float(32), loops, Place::Device, "V"), Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
+    X(c, q) = x(c + q);
+    W(c, q) = select(c == 0, w(q), V(c - 1, q));
+    V(c, q) = W(c, q);
+    Z(c, q) = select(q == 0, 0.0f, Z(c, q - 1)) + X(c, q) * W(c, q);
+    Out(c) = select(q == Q - 1, Z(c, q));
+    X.merge_ures(W, V, Z, Out).set_bounds(c, 0, C, q, 0, Q);
+    X.space_time_transform({c, q}, {s, t}, {1, 1, /**/ 0, 1});
+    return Spec{Out, {x, w}};
+}
+
+}  // namespace
+
+TEST_CASE("a same-step copy chain through two variables is one chain", "[kernel][systolic]") {
+    Spec spec = two_variable_chain(Params());
+    ir::UreProgram program = spec.output.lower();
+    sys::SystolicProgram systolic = compile_to_systolic(program);
+    Buffers inputs = random_input_buffers(program, 3);
+    Buffers expected = ir::realize(program, inputs);
+    CHECK(compare_outputs(expected, simulate(systolic, inputs)) == "");
+    for (int64_t unroll : {int64_t(1024), int64_t(0)}) {
+        KernelOptions options;
+        options.max_unrolled_steps = unroll;
+        kir::Kernel kernel = lower_to_kernel(systolic, "k", {"x", "w"}, options);
+        optimize_kernel(kernel);
+        CHECK(execute_against_reference(kernel, program, 3) == "");
+    }
+}
+
+TEST_CASE("a read of a later step, never taken on the domain, does not reach the kernel", "[kernel]") {
+    // Q = 1: Z(c, q - 1) is never read, and t = c - q gives it dt = -1. The
+    // validator accepts the transform; the kernel must not read a value the
+    // step has not computed (it read its own, unbound, value before).
+    ir::UreProgram program = build_spec("conv1d_sbm", test::params({{"C", 4}, {"Q", 1}, {"B", 1}})).output.lower();
+    program.schedule.transform->matrix = {{-1, 0}, {1, -1}};
+    sys::SystolicProgram systolic = compile_to_systolic(program);
+    kir::Kernel kernel = lower_to_kernel(systolic, "k", {"x", "w"});
+    optimize_kernel(kernel);
+    CHECK(execute_against_reference(kernel, program, 2) == "");
+}
