@@ -1,6 +1,10 @@
 #include "InputRegions.h"
 
+#include <climits>
+#include <iomanip>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <type_traits>
 
 #include "Affine.h"
@@ -77,7 +81,59 @@ void store_element(Halide::Buffer<> &b, const std::vector<int> &coords, Scalar v
     });
 }
 
+void check_enumerable(const ir::UreProgram &p, const std::string &action) {
+    // Sizes as long double: a product of 64-bit extents may not fit 64 bits.
+    long double points = 1;
+    for (const ir::Loop &l : p.loops) points *= (long double)std::max<int64_t>(l.extent, 0);
+    auto refuse = [&](const std::string &what) {
+        evaluation_error(p.name, ": ", action, " would ", what, "; the CPU tools enumerate at most ", max_enumerated_points,
+                         " points and ", max_enumerated_bytes >> 30, " GiB of buffers: run them at smaller sizes (--param), ",
+                         "or use --check, --report and --emit, which do not enumerate the domain");
+    };
+    if (points > (long double)max_enumerated_points) {
+        std::ostringstream n;
+        n << std::setprecision(4) << (double)points;
+        refuse("enumerate " + n.str() + " points of the loop nest");
+    }
+    long double bytes = 0;
+    auto add_buffer = [&](const std::string &name, Halide::Type type, const std::vector<int64_t> &extents) {
+        long double elements = 1;
+        for (int64_t e : extents) {
+            if (e > INT32_MAX) refuse("allocate " + name + " with an extent of " + std::to_string(e) + " (past 2^31 - 1)");
+            elements *= (long double)std::max<int64_t>(e, 1);
+        }
+        bytes += elements * type.bytes();
+    };
+    auto regions = infer_input_regions(p);
+    for (const ir::InputDecl &in : p.inputs) {
+        std::vector<int64_t> extents;
+        for (const IndexRange &r : regions[in.name]) extents.push_back(r.extent());
+        add_buffer(in.name, in.type, extents);
+    }
+    for (const ir::Ure *u : p.outputs()) {
+        std::vector<int64_t> extents;
+        for (const Halide::Expr &e : u->output_index()) {
+            std::optional<AffineForm> f = to_affine(e, p.loops);
+            int64_t lo = f ? f->constant : 0, hi = lo;
+            if (f) {
+                for (size_t i = 0; i < p.loops.size(); i++) {
+                    int64_t a = f->coefficient[i] * p.loops[i].min, b = f->coefficient[i] * p.loops[i].max();
+                    lo += std::min(a, b), hi += std::max(a, b);
+                }
+            }
+            extents.push_back(hi - lo + 1);
+        }
+        add_buffer(u->name, u->type, extents);
+    }
+    if (bytes > (long double)max_enumerated_bytes) {
+        std::ostringstream n;
+        n << std::setprecision(4) << (double)(bytes / (1 << 30));
+        refuse("allocate " + n.str() + " GiB of input and output buffers");
+    }
+}
+
 Buffers random_input_buffers(const ir::UreProgram &p, uint32_t seed) {
+    check_enumerable(p, "running on random inputs (--realize, --simulate, --execute-kernel)");
     std::mt19937 rng(seed);
     Buffers buffers;
     auto regions = infer_input_regions(p);

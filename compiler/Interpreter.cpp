@@ -286,7 +286,10 @@ private:
 
 }  // namespace
 
-Buffers realize(const UreProgram &program, const Buffers &inputs) { return Evaluator(program, inputs).run(); }
+Buffers realize(const UreProgram &program, const Buffers &inputs) {
+    check_enumerable(program, "--realize");
+    return Evaluator(program, inputs).run();
+}
 
 }  // namespace ir
 }  // namespace pulse

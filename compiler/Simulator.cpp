@@ -315,6 +315,7 @@ private:
 }  // namespace
 
 Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs) {
+    check_enumerable(program.source, "--simulate");
     return ArraySimulator(program, inputs).run();
 }
 
