@@ -224,6 +224,15 @@ isl::map dependence_relation(const ir::UreProgram &program, const ir::Dependence
                 "dependence_relation: the domain must have one dimension per loop");
     ConditionSet where = condition_set(dependence.condition, domain);
     if (exact) *exact = where.exact;
+    isl_map *map = shift_map(domain, dependence.distance).release();
+    map = isl_map_intersect_domain(map, where.set.copy());
+    map = isl_map_intersect_range(map, domain.copy());
+    return isl::manage(map);
+}
+
+isl::map shift_map(const isl::set &domain, const std::vector<int64_t> &distance) {
+    const unsigned n = isl_set_dim(domain.get(), isl_dim_set);
+    model_check(distance.size() == n, "shift_map: one distance per dimension");
     // { x -> y : y_i = x_i - d_i }
     isl_space *space = isl_space_map_from_set(isl_set_get_space(domain.get()));
     isl_map *map = isl_map_universe(isl_space_copy(space));
@@ -232,12 +241,10 @@ isl::map dependence_relation(const ir::UreProgram &program, const ir::Dependence
         isl_constraint *c = isl_constraint_alloc_equality(isl_local_space_copy(ls));
         c = set_coefficient(c, isl_dim_out, i, 1);
         c = set_coefficient(c, isl_dim_in, i, -1);
-        c = set_constant(c, dependence.distance[i]);
+        c = set_constant(c, distance[i]);
         map = isl_map_add_constraint(map, c);
     }
     isl_local_space_free(ls);
-    map = isl_map_intersect_domain(map, where.set.copy());
-    map = isl_map_intersect_range(map, domain.copy());
     return isl::manage(map);
 }
 

@@ -70,6 +70,9 @@ ConditionSet condition_set(const Halide::Expr &condition, const isl::set &domain
 isl::map dependence_relation(const ir::UreProgram &program, const ir::Dependence &dependence,
                              const isl::set &domain, bool *exact = nullptr);
 
+/// { x -> x - d } on the space of `domain` (unrestricted).
+isl::map shift_map(const isl::set &domain, const std::vector<int64_t> &distance);
+
 /// The space-time map x -> (P x, s x) of `transform` restricted to
 /// `source_domain` (a domain built from transform.source_loops, in that order).
 /// The range's dimensions carry the names of the destination loops.

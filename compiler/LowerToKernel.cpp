@@ -61,15 +61,6 @@ Expr source_value(const Expr &e, const sys::Tap &tap) {
     return replace_tap(e, tap, make_zero(e.type()));
 }
 
-/// False in the branches of selects that end in `undefined`, true elsewhere.
-Expr defined_condition(const Expr &e) {
-    if (ir::is_undefined_value(e)) return const_false();
-    if (const Select *op = e.as<Select>()) {
-        return simplify(select(op->condition, defined_condition(op->true_value), defined_condition(op->false_value)));
-    }
-    return const_true();
-}
-
 /// `e` with every `undefined` replaced by zero (stores are guarded by defined_condition).
 Expr zero_undefined(const Expr &e) {
     return kir::replace_calls(e, [&](const Call *op) -> Expr {
@@ -579,7 +570,7 @@ private:
             for (int64_t j = 0; j < slots; j++) {
                 Expr value = simplify(substitute(at[j], st.value));
                 if (st.is_output) {
-                    Expr defined = defined_condition(value);
+                    Expr defined = ir::defined_condition(value);
                     Expr stored = lower_loads(resolve_earlier(zero_undefined(value), j));
                     std::vector<Expr> coords;
                     for (const Expr &i : st.output_index) coords.push_back(simplify(substitute(at[j], i)));

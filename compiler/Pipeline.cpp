@@ -5,6 +5,7 @@
 
 #include "AnalyzeDependences.h"
 #include "CheckSchedule.h"
+#include "CheckWellDefined.h"
 #include "LowerToSystolic.h"
 #include "Validate.h"
 #include "ReferenceOrder.h"
@@ -33,6 +34,8 @@ sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program, std::vec
         if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
         start = now;
     };
+    check_well_defined(program);
+    lap("check_well_defined");
     std::vector<DependenceTiming> checked = validate_transform(program);
     lap("validate_transform");
     if (validation) *validation = std::move(checked);

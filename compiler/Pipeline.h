@@ -19,8 +19,9 @@ namespace pulse {
 void run_front_passes(ir::UreProgram &program);
 
 /// The passes from a lowered URE program to the systolic IR:
-///   4. validate_transform    (Validate.h)         data and processor availability, with isl
-///   5. lower_to_systolic     (LowerToSystolic.h)  reverse map (ReverseTransform.h), taps, guards
+///   4. check_well_defined    (CheckWellDefined.h) reads inside the domain and defined, outputs written once
+///   5. validate_transform    (Validate.h)         data and processor availability, with isl
+///   6. lower_to_systolic     (LowerToSystolic.h)  reverse map (ReverseTransform.h), taps, guards
 /// Throws CompileError if the program has no space-time transform or it is invalid.
 /// `validation`, when given, receives what the validator checked (per
 /// dependence); `timing`, when given, one line per pass with its time.

@@ -64,6 +64,15 @@ bool is_undefined_value(const Expr &e) {
     return call && call->name == undefined_name;
 }
 
+Halide::Expr defined_condition(const Halide::Expr &e) {
+    using namespace Halide::Internal;
+    if (is_undefined_value(e)) return const_false();
+    if (const Select *op = e.as<Select>()) {
+        return simplify(select(op->condition, defined_condition(op->true_value), defined_condition(op->false_value)));
+    }
+    return const_true();
+}
+
 Expr make_recurrence_call(Type type, const std::string &func, const std::vector<Expr> &args) {
     return Call::make(type, recurrence_call_prefix() + func, args, Call::PureExtern);
 }

@@ -139,6 +139,9 @@ struct UreProgram {
 Halide::Expr undefined_value(Halide::Type type);
 /// True if `e` is the placeholder made by undefined_value.
 bool is_undefined_value(const Halide::Expr &e);
+/// Where `e` is defined: false in the branches of its selects that end in the
+/// undefined placeholder, true elsewhere (simplified).
+Halide::Expr defined_condition(const Halide::Expr &e);
 
 /// Name of the intrinsic used for recurrence calls `V(x - d)`.
 inline const char *recurrence_call_prefix() { return "pulse.ure."; }

@@ -1,0 +1,59 @@
+// Ill-defined specs are refused before any code is made from them (every
+// backend goes through compile_to_systolic): a recurrence with no base case,
+// a read of a value a select leaves undefined, an output written twice, an
+// output element never written.
+#include "Pipeline.h"
+#include "TestUtil.h"
+
+using namespace pulse;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// A 1-D convolution whose parts the cases below break one at a time.
+enum class Break { Nothing, NoBaseCase, ReadsUndefined, WrittenTwice, NeverWritten };
+
+ir::UreProgram conv1d(Break what) {
+    const int C = 6, Q = 3;
+    Var c("c"), q("q"), s("s"), t("t");
+    Input x(Float(32), 1, "x"), w(Float(32), 1, "w");
+    Func X(Float(32), {c, q}, Place::Device, "X"), W(Float(32), {c, q}, Place::Device, "W"),
+        Z(Float(32), {c, q}, Place::Device, "Z"), Out(Place::Device, "Out");
+    X(c, q) = x(c + q);
+    // W is undefined at c == 0 when broken: Z reads it there.
+    W(c, q) = what == Break::ReadsUndefined ? select(c > 0, w(q)) : Expr(select(c == 0, w(q), W(c - 1, q)));
+    Z(c, q) = (what == Break::NoBaseCase ? Z(c, q - 1) : select(q == 0, 0.0f, Z(c, q - 1))) + X(c, q) * W(c, q);
+    if (what == Break::WrittenTwice) Out(c) = select(q >= Q - 2, Z(c, q));          // q = Q - 2 and Q - 1
+    else if (what == Break::NeverWritten) Out(c) = select(q == Q - 1 && c < C - 1, Z(c, q));  // Out(C - 1) never
+    else Out(c) = select(q == Q - 1, Z(c, q));
+    X.merge_ures(W, Z, Out).set_bounds(c, 0, C, q, 0, Q);
+    X.space_time_transform({c, q}, {s, t}, {1, 1, /**/ 0, 1});
+    return Out.lower();
+}
+
+}  // namespace
+
+TEST_CASE("a well-defined spec passes the check", "[well_defined]") {
+    REQUIRE_NOTHROW(compile_to_systolic(conv1d(Break::Nothing)));
+}
+
+TEST_CASE("a recurrence with no base case is refused, naming the read outside the domain", "[well_defined]") {
+    REQUIRE_THROWS_WITH(compile_to_systolic(conv1d(Break::NoBaseCase)),
+                        Contains("is not well defined: Z reads Z(c, q - 1) at (c = ") && Contains("q = 0)") &&
+                            Contains("outside the domain (is there a base case?)"));
+}
+
+TEST_CASE("a read where a select leaves the value undefined is refused", "[well_defined]") {
+    REQUIRE_THROWS_WITH(compile_to_systolic(conv1d(Break::ReadsUndefined)),
+                        Contains("Z reads W(c, q) at (c = 0") && Contains("where W is undefined"));
+}
+
+TEST_CASE("an output written twice is refused with the two points", "[well_defined]") {
+    REQUIRE_THROWS_WITH(compile_to_systolic(conv1d(Break::WrittenTwice)),
+                        Contains("output Out is written twice, at (c = ") && Contains("q = 1)") && Contains("q = 2)"));
+}
+
+TEST_CASE("an output element never written is refused", "[well_defined]") {
+    REQUIRE_THROWS_WITH(compile_to_systolic(conv1d(Break::NeverWritten)),
+                        Contains("element Out(5) of its box is never written"));
+}
