@@ -194,7 +194,11 @@ private:
         }
         if (const Call *op = e.as<Call>()) {
             sys::Tap tap;
-            if (sys::is_tap(op, &tap)) return tap.dt == 0 && tap.dp == 0 ? tap.var : tap_name(tap);
+            if (sys::is_tap(op, &tap)) {
+                // A read of a later step is accepted only where it is never taken: its value never matters.
+                if (tap.dt < 0) return "((" + cm_type(t) + ")0)";
+                return tap.dt == 0 && tap.dp == 0 ? tap.var : tap_name(tap);
+            }
             if (op->call_type == Call::Image) return load(op);
             if (ir::is_undefined_value(op)) return "((" + cm_type(t) + ")0)";
         }
@@ -389,7 +393,7 @@ CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &p, const CmTarget &
         if (v.history > 0) add(v.name + " history (" + std::to_string(v.history) + " x " + std::to_string(k.npe) + " lanes)", v.history * k.npe * sz);
         add(v.name + " current value", k.npe * sz);
         for (const sys::Tap &t : v.taps) {
-            if (t.dp != 0 || t.dt != 0) add("tap " + tap_name(t), k.npe * sz);
+            if (t.dt >= 0 && (t.dp != 0 || t.dt != 0)) add("tap " + tap_name(t), k.npe * sz);
         }
     }
     // Stationary loads live through the time loop; per-step loads are
@@ -444,7 +448,7 @@ std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &nam
     // Taps of past steps, read from the histories before any statement writes.
     for (const sys::Variable *v : k.variables) {
         for (const sys::Tap &t : v->taps) {
-            if (t.dt == 0) continue;
+            if (t.dt <= 0) continue;  // this step's values, or a later step's (never taken)
             body << shift_code(tap_name(t), v->name + "_hist.row(" + std::to_string(t.dt - 1) + ")", t.dp, k.npe, cm_type(v->type));
         }
     }

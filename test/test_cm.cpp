@@ -202,3 +202,21 @@ TEST_CASE("cm: the emulation rejects at compile time what CM rejects", "[cm]") {
     // An operation the emulation does not implement does not compile.
     CHECK_FALSE(compiles("missing", "vector<float, 8> v = 1.0f; auto r = cm_sum<float>(v); (void)r;", &log));
 }
+
+TEST_CASE("cm: a read of a later step, never taken on the domain, compiles and runs", "[cm]") {
+    // Q = 1: Z(c, q - 1) is never read; t = c - q gives it dt = -1 (the
+    // validator accepts it). The kernel must neither name a value of a
+    // negative step nor read one.
+    std::filesystem::path dir = scratch_directory("later_step");
+    Params params;
+    params.set("C", 4), params.set("Q", 1), params.set("B", 1);
+    Spec spec = build_spec("conv1d_sbm", params);
+    ir::UreProgram program = spec.output.lower();
+    program.schedule.transform->matrix = {{-1, 0}, {1, -1}};
+    emit_cm_emulation(compile_to_systolic(program), "later_step", input_order(spec), dir.string(), CmTarget::gen9());
+    std::string log;
+    REQUIRE(compile_all(dir, {"later_step"}, &log) == 0);
+    std::string out;
+    CHECK(run_command("'" + (dir / "later_step_emu").string() + "' 0 3", &out) == 0);
+    CHECK(out == "PASS\n");
+}
