@@ -4,11 +4,15 @@
 // Accepted designs are then compiled, simulated and compared with the
 // reference interpreter.
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <random>
 #include <set>
+#include <unistd.h>
 
+#include "CodeGenCM.h"
 #include "ExprCompiler.h"
 #include "KernelExecutor.h"
 #include "KernelPasses.h"
@@ -371,4 +375,57 @@ TEST_CASE("accepted random transforms run on the kernel executor to the referenc
     for (const auto &[reason, n] : refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     // The mapping must honour most accepted designs, or this proves little.
     REQUIRE(executed >= 2 * (int)accepted.size() * 9 / 10);
+}
+
+TEST_CASE("a sample of accepted random transforms runs on the CM emulation to the reference result", "[cm][random]") {
+    // Every 12th accepted design (compiling a CM harness takes seconds): emitted
+    // as CM, built against the CPU emulation, run with its own reference.
+    int cases = 0, disagreements = 0;
+    std::map<Verdict, int> by_verdict;
+    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("pulse_random_cm_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream make(dir / "Makefile");
+    std::vector<std::string> names;
+    int refused = 0;
+    for (size_t i = 0; i < accepted.size(); i += 12) {
+        const Design &design = accepted[i];
+        ir::UreProgram program = design.family->build(design.params);
+        program.schedule.transform->matrix = design.matrix;
+        std::vector<std::string> order;
+        for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
+        std::string name = "design" + std::to_string(i);
+        try {
+            emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
+        } catch (const CompileError &) {
+            refused++;  // over the register budget: refused with the numbers (test_cm)
+            continue;
+        }
+        names.push_back(name);
+    }
+    make << "all:";
+    for (const std::string &n : names) make << " " << n << "_emu";
+    make << "\n";
+    for (const std::string &n : names) {
+        make << n << "_emu: " << n << "_emu.cpp\n\t"
+             << cm_emulation_compile_command((dir / (n + "_emu.cpp")).string(), (dir / (n + "_emu")).string()) << "\n";
+    }
+    make.close();
+    std::string log;
+    INFO(log);
+    REQUIRE(run_command("make -s -j2 -C '" + dir.string() + "' 2>&1", &log) == 0);
+    int passed = 0;
+    for (const std::string &n : names) {
+        std::string out;
+        INFO(n);
+        CHECK(run_command("'" + (dir / (n + "_emu")).string() + "' 0 5", &out) == 0);
+        CHECK(out == "PASS\n");
+        passed += out == "PASS\n";
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    std::cout << "random transforms: " << passed << " of " << names.size() << " sampled designs pass on the CM emulation ("
+              << refused << " over the CM register budget)\n";
+    REQUIRE(names.size() >= 20);
 }
