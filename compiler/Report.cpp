@@ -24,7 +24,7 @@ std::string text(const Expr &e) {
 struct Analysis {
     std::string design_class;        ///< one letter per variable, merge order (e.g. SBM)
     int64_t registers_per_pe = 0;    ///< sum over variables of history + 1
-    int64_t outputs_per_step = 0;    ///< max over steps of the output stores of one array instance
+    int64_t outputs_per_step = 0;    ///< max over steps of the output stores of one array instance; -1: not counted
     int64_t domain_points = 0;       ///< iteration points of one array instance
     double utilization = 0;          ///< domain points / (PEs x steps)
     std::vector<std::string> forward;  ///< "s = c + q", "t = q"
@@ -87,7 +87,8 @@ Analysis analyze(const sys::SystolicProgram &p) {
     a.domain_points = 1;
     for (const std::string &v : t.source_loops) a.domain_points *= p.source.loop(v).extent;
     a.utilization = (double)a.domain_points / (double)(p.pe_count * p.steps());
-    a.outputs_per_step = max_outputs_per_step(p);
+    // The count enumerates one instance's PEs x steps: only where that is quick.
+    a.outputs_per_step = p.pe_count * p.steps() <= report_enumeration_limit ? max_outputs_per_step(p) : -1;
     for (size_t r = 0; r < t.matrix.size(); r++) {
         Expr e;
         for (size_t c = 0; c < t.source_loops.size(); c++) {
@@ -171,7 +172,8 @@ void print_text(std::ostream &out, const sys::SystolicProgram &p, const Analysis
         out << "\n";
     }
     out << "  registers per PE: " << a.registers_per_pe << " (sum over variables of history + 1)\n";
-    out << "  outputs per step: at most " << a.outputs_per_step << "\n";
+    if (a.outputs_per_step >= 0) out << "  outputs per step: at most " << a.outputs_per_step << "\n";
+    else out << "  outputs per step: not counted (" << p.pe_count * p.steps() << " PE-steps, more than " << report_enumeration_limit << ")\n";
     out << "  PE utilization: " << a.domain_points << " points / (" << p.pe_count << " PEs x " << p.steps()
         << " steps) = " << percent(a.utilization) << "\n";
 }
@@ -225,7 +227,7 @@ void print_json(std::ostream &out, const sys::SystolicProgram &p, const Analysis
     }
     out << "  ],\n";
     out << "  \"registers_per_pe\": " << a.registers_per_pe << ",\n";
-    out << "  \"outputs_per_step\": " << a.outputs_per_step << ",\n";
+    out << "  \"outputs_per_step\": " << (a.outputs_per_step >= 0 ? std::to_string(a.outputs_per_step) : std::string("null")) << ",\n";
     out << "  \"domain_points\": " << a.domain_points << ",\n";
     out << "  \"utilization\": " << a.utilization << "\n";
     out << "}\n";
