@@ -30,7 +30,8 @@ protected:
         const ir::Ure &producer = program.ure(callee);
         std::vector<int64_t> distance(program.loops.size(), 0);
         for (size_t i = 0; i < op->args.size(); i++) {
-            const int64_t *k = as_const_int(simplify(Variable::make(Int(32), producer.args[i]) - op->args[i]));
+            const Expr d = simplify(Variable::make(Int(32), producer.args[i]) - op->args[i]);  // owns what k points to
+            const int64_t *k = as_const_int(d);
             if (!k) compile_error("call ", ir::to_source(Expr(op)), " in ", ure.name, " is not at a constant distance");
             distance[program.loop_index(producer.args[i])] = *k;
         }

@@ -45,8 +45,11 @@ void place_uniform_inputs(kir::Kernel &kernel) {
         for (const auto &[op, ranges] : collect.loads) {
             read = true;
             for (int d = 0; d < b.dimensions; d++) {
-                const int64_t *l = ranges[d].is_bounded() ? as_const_int(simplify(ranges[d].min)) : nullptr;
-                const int64_t *h = ranges[d].is_bounded() ? as_const_int(simplify(ranges[d].max)) : nullptr;
+                // The simplified bounds own what l and h point to.
+                const Expr lo_bound = ranges[d].is_bounded() ? simplify(ranges[d].min) : Expr();
+                const Expr hi_bound = ranges[d].is_bounded() ? simplify(ranges[d].max) : Expr();
+                const int64_t *l = lo_bound.defined() ? as_const_int(lo_bound) : nullptr;
+                const int64_t *h = hi_bound.defined() ? as_const_int(hi_bound) : nullptr;
                 if (!l || !h) {
                     uniform = false;
                     break;
