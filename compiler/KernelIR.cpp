@@ -1,5 +1,7 @@
 #include "KernelIR.h"
 
+#include <pthread.h>
+
 #include <exception>
 #include <ostream>
 
@@ -161,18 +163,35 @@ Stmt on_instances(const Stmt &s, const std::function<Stmt(const Stmt &)> &fn) {
 }
 
 void on_large_stack(const std::function<void()> &action) {
-    // An unrolled body nests one LetStmt per value: 10^5 frames and more.
-    constexpr size_t kernel_stack_size = 512u << 20;
-    if (Halide::get_compiler_stack_size() < kernel_stack_size) Halide::set_compiler_stack_size(kernel_stack_size);
-    std::exception_ptr error;
-    Halide::Internal::run_with_large_stack([&] {
+    // An unrolled body nests one LetStmt per value: 10^5 frames and more. A
+    // thread of its own with a large stack (sanitizers follow threads, not
+    // swapped contexts); an exception thrown inside comes out here.
+    constexpr size_t kernel_stack_size = size_t(512) << 20;
+    struct Job {
+        const std::function<void()> *action;
+        std::exception_ptr error;
+    } job{&action, nullptr};
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, kernel_stack_size);
+    pthread_t thread;
+    auto run = [](void *arg) -> void * {
+        Job *j = static_cast<Job *>(arg);
         try {
-            action();
+            (*j->action)();
         } catch (...) {
-            error = std::current_exception();
+            j->error = std::current_exception();
         }
-    });
-    if (error) std::rethrow_exception(error);
+        return nullptr;
+    };
+    int failed = pthread_create(&thread, &attributes, run, &job);
+    pthread_attr_destroy(&attributes);
+    if (failed) {
+        action();  // no thread to be had: the caller's stack
+        return;
+    }
+    pthread_join(thread, nullptr);
+    if (job.error) std::rethrow_exception(job.error);
 }
 
 static void print_unwrapped(std::ostream &out, const Kernel &k) {
