@@ -12,3 +12,8 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 # reference), its summary in the log; ctest runs it again at its own scale below.
 PULSE_RANDOM_SCALE=7 "$BUILD_DIR/test/test_random_transforms" | grep -E "^random transforms:|^  refused|test cases"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -LE gpu -j "$(nproc)"
+# The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (PULSE_SANITIZE=0 leaves them out, e.g. for a quick local run).
+if [[ "${PULSE_SANITIZE:-1}" != 0 ]]; then
+  scripts/test_sanitized.sh
+fi
