@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "InputRegions.h"
-#include "Interpreter.h"
+#include "exec/InputRegions.h"
+#include "exec/Interpreter.h"
 #include "pulse/pulse.h"
 
 namespace pulse::test {

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "CodeGenCM.h"
-#include "Pipeline.h"
+#include "codegen/CodeGenCM.h"
+#include "lower/Pipeline.h"
 #include "pulse/pulse.h"
 
 using namespace pulse;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "CodeGenReference.h"
+#include "codegen/CodeGenReference.h"
 #include "TestUtil.h"
 
 using namespace pulse;

@@ -17,13 +17,13 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "CodeGenCudaKernel.h"
-#include "CodeGenReference.h"
-#include "KernelExecutor.h"
-#include "KernelPasses.h"
-#include "LowerToKernel.h"
-#include "Pipeline.h"
-#include "Simulator.h"
+#include "codegen/CodeGenCudaKernel.h"
+#include "codegen/CodeGenReference.h"
+#include "exec/KernelExecutor.h"
+#include "lower/KernelPasses.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "exec/Simulator.h"
 #include "TestUtil.h"
 
 using namespace pulse;

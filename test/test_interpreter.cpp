@@ -2,7 +2,7 @@
 // outside the domain, outputs written twice or never, the reference order.
 #include "TestUtil.h"
 
-#include "ReferenceOrder.h"
+#include "ir/ReferenceOrder.h"
 
 using namespace pulse;
 using Catch::Matchers::Contains;

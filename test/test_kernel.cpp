@@ -4,11 +4,11 @@
 // tails) are written exactly inside their extents.
 #include "TestUtil.h"
 
-#include "KernelExecutor.h"
-#include "KernelPasses.h"
-#include "LowerToKernel.h"
-#include "Pipeline.h"
-#include "Simulator.h"
+#include "exec/KernelExecutor.h"
+#include "lower/KernelPasses.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "exec/Simulator.h"
 
 using namespace pulse;
 using Catch::Matchers::Contains;

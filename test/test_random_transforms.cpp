@@ -12,15 +12,15 @@
 #include <set>
 #include <unistd.h>
 
-#include "CodeGenCM.h"
-#include "ExprCompiler.h"
-#include "KernelExecutor.h"
-#include "KernelPasses.h"
-#include "LowerToKernel.h"
-#include "Pipeline.h"
-#include "Simulator.h"
+#include "codegen/CodeGenCM.h"
+#include "exec/ExprCompiler.h"
+#include "exec/KernelExecutor.h"
+#include "lower/KernelPasses.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "exec/Simulator.h"
 #include "TestUtil.h"
-#include "Validate.h"
+#include "analysis/Validate.h"
 
 using namespace pulse;
 using Catch::Contains;

@@ -6,10 +6,10 @@
 
 #include <sstream>
 
-#include "LowerToSystolic.h"
-#include "Report.h"
-#include "ReverseTransform.h"
-#include "Simulator.h"
+#include "lower/LowerToSystolic.h"
+#include "analysis/Report.h"
+#include "analysis/ReverseTransform.h"
+#include "exec/Simulator.h"
 
 using namespace pulse;
 using Catch::Matchers::Contains;

@@ -2,9 +2,9 @@
 // several sizes, and each legality condition rejects with its message.
 #include <chrono>
 
-#include "IslModel.h"
+#include "analysis/IslModel.h"
 #include "TestUtil.h"
-#include "Validate.h"
+#include "analysis/Validate.h"
 
 using namespace pulse;
 using Catch::Contains;

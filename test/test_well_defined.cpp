@@ -2,7 +2,7 @@
 // backend goes through compile_to_systolic): a recurrence with no base case,
 // a read of a value a select leaves undefined, an output written twice, an
 // output element never written.
-#include "Pipeline.h"
+#include "lower/Pipeline.h"
 #include "TestUtil.h"
 
 using namespace pulse;

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "FuncContents.h"
-#include "Pipeline.h"
+#include "lower/Pipeline.h"
 
 namespace pulse {
 

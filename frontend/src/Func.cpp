@@ -5,7 +5,7 @@
 #include <set>
 
 #include "FuncContents.h"
-#include "Interpreter.h"
+#include "exec/Interpreter.h"
 
 namespace pulse {
 

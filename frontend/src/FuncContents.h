@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "UreProgram.h"
+#include "ir/UreProgram.h"
 #include "pulse/pulse.h"
 
 namespace pulse {

@@ -1,5 +1,5 @@
 // A CPU emulation of the subset of Intel C for Metal (CM) that Pulse's CM
-// backend emits (compiler/CodeGenCM.h), so that generated kernels compile with
+// backend emits (compiler/codegen/CodeGenCM.h), so that generated kernels compile with
 // a host C++17 compiler and run, thread by thread, on the CPU.
 //
 // Generated kernels say `#include <cm/cm.h>`; with `-I runtime/cm_emu` on the

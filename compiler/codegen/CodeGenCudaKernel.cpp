@@ -1,0 +1,368 @@
+#include "codegen/CodeGenCudaKernel.h"
+
+#include <sstream>
+
+#include "codegen/CodeGenC.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+/// A C identifier for an IR name (`x.extent.0` and SSA names carry dots).
+std::string c_name(const std::string &n) {
+    std::string r;
+    for (char c : n) r += (std::isalnum((unsigned char)c) || c == '_') ? c : '_';
+    return r;
+}
+
+class CudaPrinter {
+public:
+    explicit CudaPrinter(const kir::Kernel &k) : kernel(k) {}
+
+    std::string expr(const Expr &e) const {
+        CPrinterHooks hooks;
+        hooks.variable = [&](const std::string &v) -> std::string {
+            for (const kir::BufferArg &b : kernel.buffers) {
+                for (const char *field : {"min", "extent", "stride"}) {
+                    std::string prefix = b.name + "." + field + ".";
+                    if (v.rfind(prefix, 0) == 0) return b.name + "." + field + "[" + v.substr(prefix.size()) + "]";
+                }
+            }
+            if (v == "warp.index") return "warp_index";
+            return c_name(v);
+        };
+        hooks.call = [&](const Call *op, const std::vector<std::string> &args) -> std::string {
+            const std::string &n = op->name;
+            if (n == kir::intrinsic::load) {
+                kir::Access a = kir::access_of(op);
+                const kir::BufferArg &b = kernel.buffer(a.buffer);
+                std::string element = data_name(b) + "[" + expr(kir::flat_index(b, a.coords)) + "]";
+                if (is_const_one(a.guard)) return element;
+                return "(" + expr(a.guard) + " ? " + element + " : (" + c_type(op->type) + ")0)";
+            }
+            if (n == kir::intrinsic::shfl_up) return "__shfl_up_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
+            if (n == kir::intrinsic::shfl_down) return "__shfl_down_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
+            if (n == kir::intrinsic::shfl_idx) return "__shfl_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
+            if (n == kir::intrinsic::chain_source) {
+                return "pulse_chain_source(__ballot_sync(0xffffffffu, " + args[0] + "), lane, " + args[1] + ")";
+            }
+            compile_error("cuda printer: cannot print the call ", Expr(op));
+        };
+        return print_c_expr(e, hooks);
+    }
+
+    static std::string data_name(const kir::BufferArg &b) {
+        return b.placement == kir::Placement::Constant ? b.name + "_constant" : b.name + "_data";
+    }
+
+    void stmt(const Stmt &s, int indent) {
+        std::string pad(indent * 4, ' ');
+        if (s.as<LetStmt>()) {
+            Stmt body = s;
+            while (const LetStmt *op = body.as<LetStmt>()) {
+                out << pad << "const " << c_type(op->value.type()) << " " << c_name(op->name) << " = " << expr(op->value) << ";\n";
+                body = op->body;
+            }
+            stmt(body, indent);
+            return;
+        }
+        if (const Block *op = s.as<Block>()) {
+            // Lets bind only inside their statement: a scope of their own keeps
+            // names that a sibling binds again (peeled loop iterations) apart.
+            for (const Stmt &part : {op->first, op->rest}) {
+                if (part.as<LetStmt>() && op->rest.defined()) {
+                    out << pad << "{\n";
+                    stmt(part, indent + 1);
+                    out << pad << "}\n";
+                } else {
+                    stmt(part, indent);
+                }
+            }
+            return;
+        }
+        if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
+            out << pad << "{  // one array instance\n";
+            stmt(op->body, indent + 1);
+            out << pad << "}\n";
+            return;
+        }
+        if (const IfThenElse *op = s.as<IfThenElse>()) {
+            out << pad << "if (" << expr(op->condition) << ") {\n";
+            stmt(op->then_case, indent + 1);
+            if (op->else_case.defined()) {
+                out << pad << "} else {\n";
+                stmt(op->else_case, indent + 1);
+            }
+            out << pad << "}\n";
+            return;
+        }
+        if (const For *op = s.as<For>()) {
+            std::string v = c_name(op->name);
+            out << pad << "for (int " << v << " = " << expr(op->min) << "; " << v << " < " << expr(op->min) << " + "
+                << expr(op->extent) << "; ++" << v << ") {\n";
+            stmt(op->body, indent + 1);
+            out << pad << "}\n";
+            return;
+        }
+        if (const Allocate *op = s.as<Allocate>()) {
+            // A register array: indexed by constants only, so it stays in registers.
+            out << pad << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
+            stmt(op->body, indent);
+            return;
+        }
+        if (const Store *op = s.as<Store>()) {
+            out << pad << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
+            return;
+        }
+        if (const Evaluate *op = s.as<Evaluate>()) {
+            if (const Call *c = op->value.as<Call>(); c && c->name == kir::intrinsic::store) {
+                kir::Access a = kir::access_of(c);
+                const kir::BufferArg &b = kernel.buffer(a.buffer);
+                std::string assign = data_name(b) + "[" + expr(kir::flat_index(b, a.coords)) + "] = " + expr(a.value) + ";";
+                if (is_const_one(a.guard)) out << pad << assign << "\n";
+                else out << pad << "if (" << expr(a.guard) << ") " << assign << "\n";
+                return;
+            }
+            if (is_const(op->value)) return;
+        }
+        compile_error("cuda printer: cannot print the statement ", s);
+    }
+
+    std::string parameters() const {
+        std::string p;
+        for (const kir::BufferArg &b : kernel.buffers) p += (p.empty() ? "" : ", ") + std::string("pulse_buffer ") + b.name;
+        return p;
+    }
+
+    std::string header() const {
+        std::ostringstream s;
+        s << "// Generated by Pulse. " << comment(kernel.description);
+        s << "#ifndef PULSE_GENERATED_" << kernel.name << "_H\n#define PULSE_GENERATED_" << kernel.name << "_H\n\n";
+        s << "#include <cuda_runtime.h>\n\n#include \"pulse_buffer.h\"\n\n";
+        s << "/// Runs the array on device buffers (pointers in the descriptors), asynchronously on `stream`.\n";
+        s << "/// Inputs:";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.is_output) continue;
+            s << " " << b.name << " (" << c_type(b.type) << ", " << b.dimensions << "-D)";
+        }
+        s << "; outputs:";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.is_output) s << " " << b.name << " (" << c_type(b.type) << ", " << b.dimensions << "-D)";
+        }
+        s << ".\n/// The output extents are the problem size: the loops outside the array run as far as\n"
+             "/// they reach. Each input must cover the elements those outputs read. Returns the\n"
+             "/// launch's error, or cudaErrorInvalidValue if an input misses its constant region.\n";
+        s << "#ifdef __cplusplus\nextern \"C\"\n#endif\ncudaError_t " << kernel.name << "(" << parameters()
+          << ", cudaStream_t stream);\n\n#endif\n";
+        return s.str();
+    }
+
+    static std::string comment(const std::string &text) {
+        std::ostringstream s;
+        std::istringstream in(text);
+        std::string line;
+        bool first = true;
+        while (std::getline(in, line)) {
+            s << (first ? "" : "// ") << line << "\n";
+            first = false;
+        }
+        return s.str();
+    }
+
+    std::string source() {
+        std::ostringstream s;
+        s << "// Generated by Pulse. " << comment(kernel.description) << "\n";
+        s << "#include <cstdint>\n#include <cuda_runtime.h>\n\n#include \"" << kernel.name << ".h\"\n\n";
+        s << c_helper_functions("[[maybe_unused]] static __host__ __device__ __forceinline__") << "\n";
+        s << "// The nearest lane lane - k*dp (k >= 0) whose bit is set in `sources`, or -1.\n"
+             "[[maybe_unused]] static __device__ __forceinline__ int pulse_chain_source(unsigned sources, int lane, int dp) {\n"
+             "    for (int k = lane; k >= 0 && k < 32; k -= dp) {\n"
+             "        if (sources & (1u << k)) return k;\n"
+             "    }\n"
+             "    return -1;\n"
+             "}\n\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.placement != kir::Placement::Constant) continue;
+            s << "// " << b.name << ": read at constant coordinates on every lane; filled before each launch.\n";
+            s << "__constant__ " << c_type(b.type) << " " << data_name(b) << "[" << b.region_elements() << "];\n\n";
+        }
+        const int threads = kernel.warps_per_block * kir::warp_size;
+        s << "__global__ void __launch_bounds__(" << threads << ") " << kernel.name << "_kernel(" << parameters()
+          << ", int64_t warps) {\n";
+        s << "    const int lane = threadIdx.x % 32;\n";
+        s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << kernel.warps_per_block << " + threadIdx.x / 32;\n";
+        s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.placement == kir::Placement::Constant) continue;
+            s << "    " << (b.is_output ? "" : "const ") << c_type(b.type) << " *__restrict__ " << data_name(b) << " = ("
+              << (b.is_output ? "" : "const ") << c_type(b.type) << " *)" << b.name << ".data;\n";
+        }
+        out.str("");
+        stmt(kernel.body, 1);
+        s << out.str() << "}\n\n";
+        // The host function.
+        s << "extern \"C\" cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream) {\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.placement != kir::Placement::Constant) continue;
+            s << "    // Copy " << b.name << "'s region to constant memory, one row at a time (the buffer may be strided).\n";
+            s << "    {\n        const int64_t region_min[] = {";
+            for (int d = 0; d < b.dimensions; d++) s << (d ? ", " : "") << b.region_min[d];
+            s << "}, region_extent[] = {";
+            for (int d = 0; d < b.dimensions; d++) s << (d ? ", " : "") << b.region_extent[d];
+            s << "};\n";
+            s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
+            s << "            if (region_min[d] < " << b.name << ".min[d] || region_min[d] + region_extent[d] > " << b.name
+              << ".min[d] + " << b.name << ".extent[d]) return cudaErrorInvalidValue;\n        }\n";
+            s << "        const int64_t rows = " << b.region_elements() / b.region_extent[0] << ";\n";
+            s << "        for (int64_t row = 0; row < rows; row++) {\n";
+            s << "            int64_t offset = (region_min[0] - " << b.name << ".min[0]) * " << b.name << ".stride[0], rest = row;\n";
+            s << "            for (int d = 1; d < " << b.dimensions << "; d++) {\n";
+            s << "                offset += (region_min[d] + rest % region_extent[d] - " << b.name << ".min[d]) * " << b.name << ".stride[d];\n";
+            s << "                rest /= region_extent[d];\n            }\n";
+            s << "            if (" << b.name << ".stride[0] != 1) return cudaErrorInvalidValue;\n";
+            s << "            cudaError_t e = cudaMemcpyToSymbolAsync(" << data_name(b) << ", (const " << c_type(b.type) << " *)"
+              << b.name << ".data + offset, region_extent[0] * sizeof(" << c_type(b.type) << "), row * region_extent[0] * sizeof("
+              << c_type(b.type) << "), cudaMemcpyDeviceToDevice, stream);\n";
+            s << "            if (e != cudaSuccess) return e;\n        }\n    }\n";
+        }
+        s << "    const int64_t warps = " << expr(kernel.warp_count()) << ";\n";
+        s << "    if (warps <= 0) return cudaSuccess;\n";
+        s << "    const int64_t blocks = (warps + " << kernel.warps_per_block - 1 << ") / " << kernel.warps_per_block << ";\n";
+        s << "    " << kernel.name << "_kernel<<<(unsigned)blocks, " << threads << ", 0, stream>>>(";
+        for (size_t i = 0; i < kernel.buffers.size(); i++) s << kernel.buffers[i].name << ", ";
+        s << "warps);\n    return cudaGetLastError();\n}\n";
+        return s.str();
+    }
+
+    std::string check() const {
+        std::ostringstream s;
+        const std::string &n = kernel.name;
+        s << "// Checks " << n << " against " << n << "_reference.h on random inputs: at the spec's sizes, and\n"
+             "// with every output extent one smaller (tails), outputs NaN-poisoned first; the part of a\n"
+             "// cropped output outside its extents must stay poisoned. `--bench` times the full size.\n"
+             "// usage: "
+          << n << "_check [instances] [--bench]\n";
+        s << "#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <random>\n#include <string>\n"
+             "#include <vector>\n\n#include \"pulse_cuda.h\"\n#include \""
+          << n << ".h\"\n#include \"" << n << "_reference.h\"\n\n";
+        s << "using pulse::cuda::DeviceBuffer;\n\n";
+        s << "template <typename T> static bool same(T a, T b) {\n"
+             "    if constexpr (std::is_floating_point_v<T>) return std::fabs((double)a - (double)b) <= 1e-4 * std::max(1.0, std::fabs((double)a));\n"
+             "    else return a == b;\n}\n\n";
+        s << "int main(int argc, char **argv) {\n";
+        s << "    int64_t instances = " << n << "_default_instances();\n    bool bench = false;\n";
+        s << "    for (int i = 1; i < argc; i++) {\n        if (std::string(argv[i]) == \"--bench\") bench = true;\n"
+             "        else instances = std::atoll(argv[i]);\n    }\n";
+        s << "    std::mt19937 rng(7);\n    std::uniform_real_distribution<double> unit(0.25, 1.0);\n";
+        int input_index = 0, output_index = 0;
+        for (const kir::BufferArg &b : kernel.buffers) {
+            const std::string T = c_type(b.type);
+            s << "    // " << (b.is_output ? "output " : "input ") << b.name << "\n";
+            s << "    int64_t " << b.name << "_min[" << b.dimensions << "], " << b.name << "_extent[" << b.dimensions << "];\n";
+            s << "    size_t " << b.name << "_count = 1;\n";
+            s << "    for (int d = 0; d < " << b.dimensions << "; d++) {\n";
+            s << "        " << n << (b.is_output ? "_output_region(" : "_input_region(") << (b.is_output ? output_index : input_index)
+              << ", d, instances, &" << b.name << "_min[d], &" << b.name << "_extent[d]);\n";
+            s << "        " << b.name << "_count *= (size_t)" << b.name << "_extent[d];\n    }\n";
+            s << "    std::vector<" << T << "> " << b.name << "_host(" << b.name << "_count);\n";
+            if (!b.is_output) {
+                s << "    for (auto &v : " << b.name << "_host) v = (" << T << ")((rng() & 1 ? 1 : -1) * unit(rng) * "
+                  << (b.type.is_float() ? "1.0" : "9.0") << ");\n";
+                s << "    DeviceBuffer<" << T << "> " << b.name << "_device(" << b.name << "_count);\n";
+                s << "    PULSE_CUDA_CHECK(cudaMemcpy(" << b.name << "_device.data(), " << b.name << "_host.data(), " << b.name
+                  << "_count * sizeof(" << T << "), cudaMemcpyHostToDevice));\n";
+                s << "    pulse_buffer " << b.name << " = {};\n    " << b.name << ".data = " << b.name << "_device.data();\n    "
+                  << b.name << ".dimensions = " << b.dimensions << ";\n";
+                s << "    for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) {\n"
+                  << "        " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".extent[d] = " << b.name
+                  << "_extent[d], " << b.name << ".stride[d] = stride;\n    }\n";
+                input_index++;
+            } else {
+                s << "    DeviceBuffer<" << T << "> " << b.name << "_device(" << b.name << "_count);\n";
+                output_index++;
+            }
+        }
+        s << "    " << n << "_reference(";
+        bool first = true;
+        for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name << "_host.data()", first = false;
+        s << ", instances);\n";
+        s << "    int failures = 0;\n";
+        s << "    for (int crop = 0; crop <= 1; crop++) {\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (!b.is_output) continue;
+            const std::string T = c_type(b.type);
+            s << "        PULSE_CUDA_CHECK(cudaMemset(" << b.name << "_device.data(), 0xff, " << b.name << "_count * sizeof(" << T << ")));\n";
+            s << "        pulse_buffer " << b.name << " = {};\n        " << b.name << ".data = " << b.name << "_device.data();\n        "
+              << b.name << ".dimensions = " << b.dimensions << ";\n";
+            s << "        for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) {\n"
+              << "            " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".stride[d] = stride;\n            " << b.name
+              << ".extent[d] = " << b.name << "_extent[d] - (crop && " << b.name << "_extent[d] > 1 ? 1 : 0);\n        }\n";
+        }
+        s << "        PULSE_CUDA_CHECK(" << n << "(";
+        first = true;
+        for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
+        s << ", 0));\n        PULSE_CUDA_CHECK(cudaDeviceSynchronize());\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (!b.is_output) continue;
+            const std::string T = c_type(b.type);
+            s << "        {\n            std::vector<" << T << "> got(" << b.name << "_count);\n";
+            s << "            PULSE_CUDA_CHECK(cudaMemcpy(got.data(), " << b.name << "_device.data(), " << b.name << "_count * sizeof(" << T
+              << "), cudaMemcpyDeviceToHost));\n";
+            s << "            " << T << " poison;\n            std::memset(&poison, 0xff, sizeof poison);\n";
+            s << "            for (size_t i = 0; i < " << b.name << "_count; i++) {\n";
+            s << "                size_t rest = i;\n                bool inside = true;\n";
+            s << "                for (int d = 0; d < " << b.dimensions << "; d++) {\n"
+              << "                    inside = inside && (int64_t)(rest % " << b.name << "_extent[d]) < " << b.name << ".extent[d];\n"
+              << "                    rest /= " << b.name << "_extent[d];\n                }\n";
+            s << "                bool ok = inside ? same(" << b.name << "_host[i], got[i]) : std::memcmp(&got[i], &poison, sizeof poison) == 0;\n";
+            s << "                if (!ok && failures++ < 10) std::printf(\"" << n << ": " << b.name
+              << "[%zu]%s: got %.9g, expected %.9g\\n\", i, inside ? \"\" : \" (outside the cropped extents)\", (double)got[i], "
+                 "(double)(inside ? "
+              << b.name << "_host[i] : poison));\n";
+            s << "            }\n        }\n";
+        }
+        s << "    }\n";
+        s << "    std::printf(\"" << n << ": %s (instances %lld; full and cropped outputs)\\n\", failures ? \"FAIL\" : \"PASS\", (long long)instances);\n";
+        s << "    if (bench && !failures) {\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (!b.is_output) continue;
+            s << "        pulse_buffer " << b.name << " = {};\n        " << b.name << ".data = " << b.name << "_device.data();\n        "
+              << b.name << ".dimensions = " << b.dimensions << ";\n";
+            s << "        for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) "
+              << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".extent[d] = " << b.name << "_extent[d], " << b.name
+              << ".stride[d] = stride;\n";
+        }
+        s << "        cudaEvent_t start, stop;\n        cudaEventCreate(&start);\n        cudaEventCreate(&stop);\n";
+        s << "        std::vector<float> ms;\n        for (int r = 0; r < 25; r++) {\n            cudaEventRecord(start);\n";
+        s << "            " << n << "(";
+        first = true;
+        for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
+        s << ", 0);\n            cudaEventRecord(stop);\n            cudaEventSynchronize(stop);\n            float t;\n"
+             "            cudaEventElapsedTime(&t, start, stop);\n            if (r >= 5) ms.push_back(t);\n        }\n";
+        s << "        std::sort(ms.begin(), ms.end());\n        std::printf(\"" << n << ": median %.4f ms\\n\", ms[ms.size() / 2]);\n    }\n";
+        s << "    return failures ? 1 : 0;\n}\n";
+        return s.str();
+    }
+
+private:
+    const kir::Kernel &kernel;
+    std::ostringstream out;
+};
+
+}  // namespace
+
+CudaKernelSources print_cuda(const kir::Kernel &kernel) {
+    CudaKernelSources sources;
+    kir::on_large_stack([&] {
+        CudaPrinter printer(kernel);
+        sources.header = printer.header();
+        sources.kernel = printer.source();
+        sources.check = printer.check();
+    });
+    return sources;
+}
+
+}  // namespace pulse

@@ -1,0 +1,262 @@
+#include "codegen/CodeGenReference.h"
+
+#include <sstream>
+
+#include "ir/Affine.h"
+#include "codegen/CodeGenC.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+int instances_loop(const ir::UreProgram &p) {
+    const ir::SpaceTimeTransform *t = p.schedule.transform ? &*p.schedule.transform : nullptr;
+    for (int i = (int)p.loops.size() - 1; i >= 0; i--) {
+        if (!t) return i;
+        bool mapped = std::find(t->source_loops.begin(), t->source_loops.end(), p.loops[i].var) != t->source_loops.end();
+        if (!mapped) return i;
+    }
+    return -1;
+}
+
+namespace {
+
+/// "min + k" for the run-time loop's upper bound, a constant otherwise.
+std::string loop_max_text(const ir::UreProgram &p, int loop, int runtime_loop) {
+    if (loop == runtime_loop) return "(" + std::to_string(p.loops[loop].min) + " + instances - 1)";
+    return std::to_string(p.loops[loop].max());
+}
+
+/// C text for the min (or max) of an affine form over the box, with the run-time loop's extent.
+std::string bound_text(const ir::UreProgram &p, const AffineForm &f, int runtime_loop, bool want_max) {
+    std::string s = std::to_string(f.constant) + "ll";
+    for (size_t i = 0; i < f.coefficient.size(); i++) {
+        int64_t k = f.coefficient[i];
+        if (k == 0) continue;
+        bool use_max = (k > 0) == want_max;
+        std::string v = use_max ? loop_max_text(p, (int)i, runtime_loop) : std::to_string(p.loops[i].min) + "ll";
+        s += " + (" + std::to_string(k) + "ll) * " + v;
+    }
+    return s;
+}
+
+std::string guard_name(const std::string &name) { return "PULSE_LAYOUT_" + name; }
+
+}  // namespace
+
+std::string dense_offset_text(const std::string &buffer, const std::vector<std::string> &index, const std::string &cast) {
+    std::string s, stride;
+    for (size_t d = 0; d < index.size(); d++) {
+        const std::string dim = std::to_string(d);
+        std::string term = "(" + cast + "(" + index[d] + ") - " + buffer + "_min" + dim + ")";
+        if (!stride.empty()) term += " * " + stride;
+        s += (d ? " + " : "") + term;
+        stride += (stride.empty() ? "" : " * ") + buffer + "_extent" + dim;
+    }
+    return s.empty() ? "0" : s;
+}
+
+std::string emit_layout_functions(const ir::UreProgram &p, const std::string &name,
+                                  const std::vector<std::string> &input_order, const std::string &q) {
+    const int runtime_loop = instances_loop(p);
+    std::ostringstream out;
+    // The box the affine forms span over the loops (the run-time loop's extent
+    // `instances`): the smallest and largest value of each, the least and the greatest.
+    auto region = [&](const std::vector<AffineForm> &forms) {
+        bool first = true;
+        for (const AffineForm &form : forms) {
+            std::string lo_text = bound_text(p, form, runtime_loop, false), hi_text = bound_text(p, form, runtime_loop, true);
+            if (first) {
+                out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
+            } else {
+                out << "        { int64_t v = " << lo_text << "; if (v < lo) lo = v; }\n";
+                out << "        { int64_t v = " << hi_text << "; if (v > hi) hi = v; }\n";
+            }
+            first = false;
+        }
+    };
+    out << "#ifndef " << guard_name(name) << "\n#define " << guard_name(name) << "\n";
+    out << "// Layout: every buffer is dense, first dimension innermost. Inputs cover the\n"
+           "// indices their reads take, outputs the indices they are written at; the\n"
+           "// extent of loop '"
+        << (runtime_loop >= 0 ? p.loops[runtime_loop].var : std::string("-")) << "' is `instances`.\n";
+    out << q << " int64_t " << name << "_default_instances() { return "
+        << (runtime_loop >= 0 ? p.loops[runtime_loop].extent : 1) << "; }\n";
+    out << q << " void " << name << "_input_region(int input, int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
+    out << "    int64_t lo = 0, hi = -1;\n";
+    for (size_t in = 0; in < input_order.size(); in++) {
+        const ir::InputDecl &decl = p.input(input_order[in]);
+        for (int d = 0; d < decl.dimensions; d++) {
+            out << "    if (input == " << in << " && dim == " << d << ") {  // " << decl.name << ", dimension " << d << "\n";
+            std::vector<AffineForm> forms;
+            for (const ir::InputAccess &a : p.input_accesses) {
+                if (a.input != decl.name) continue;
+                auto form = to_affine(a.index[d], p.loops);
+                if (!form) compile_error("input ", decl.name, " is read at a non-affine index ", ir::to_source(a.index[d]));
+                forms.push_back(*form);
+            }
+            region(forms);
+            out << "    }\n";
+        }
+    }
+    out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
+    out << q << " void " << name << "_output_region(int output, int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
+    out << "    int64_t lo = 0, hi = -1;\n";
+    int o = 0;
+    for (const ir::Ure *u : p.outputs()) {
+        std::vector<Expr> index = u->output_index();
+        for (size_t d = 0; d < index.size(); d++) {
+            auto form = to_affine(index[d], p.loops);
+            if (!form) compile_error("output ", u->name, " is written at a non-affine index ", ir::to_source(index[d]));
+            out << "    if (output == " << o << " && dim == " << d << ") {  // " << u->name << ", index " << ir::to_source(index[d])
+                << "\n";
+            region({*form});
+            out << "    }\n";
+        }
+        o++;
+    }
+    out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
+    out << q << " int64_t " << name << "_output_extent(int output, int dim, int64_t instances) {\n";
+    out << "    int64_t min, extent;\n    " << name << "_output_region(output, dim, instances, &min, &extent);\n";
+    out << "    return extent;\n}\n#endif  // " << guard_name(name) << "\n";
+    return out.str();
+}
+
+namespace {
+
+/// Splits a URE value into (where it is defined, its value there).
+std::pair<Expr, Expr> split_defined(const Expr &e) {
+    if (ir::is_undefined_value(e)) return {const_false(), make_zero(e.type())};
+    if (const Select *s = e.as<Select>()) {
+        auto a = split_defined(s->true_value), b = split_defined(s->false_value);
+        Expr defined = is_const_one(a.first) && is_const_one(b.first) ? const_true() : simplify(select(s->condition, a.first, b.first));
+        return {defined, select(s->condition, a.second, b.second)};
+    }
+    class FindUndefined : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            found |= ir::is_undefined_value(op);
+            IRVisitor::visit(op);
+        }
+    } finder;
+    e.accept(&finder);
+    if (finder.found) {
+        compile_error("the undefined branch of a select is used inside '", ir::to_source(e),
+                      "'; generated code needs selects without a false value at the top of a definition");
+    }
+    return {const_true(), e};
+}
+
+}  // namespace
+
+std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name, const std::vector<std::string> &input_order) {
+    const int runtime_loop = instances_loop(p);
+    for (const ir::Dependence &d : p.dependences) {
+        if (runtime_loop >= 0 && d.distance[runtime_loop] != 0) {
+            compile_error("dependence ", d.consumer, " <- ", d.call_text, " crosses the instances of loop '",
+                          p.loops[runtime_loop].var, "'; the emitted reference runs instances independently");
+        }
+    }
+    const size_t n = p.loops.size();
+    std::vector<int64_t> strides(n, 0);
+    int64_t points = 1;
+    for (size_t i = 0; i < n; i++) {
+        if ((int)i == runtime_loop) continue;
+        strides[i] = points;
+        points *= p.loops[i].extent;
+    }
+    auto local_index = [&](const std::vector<std::string> &coords) {
+        std::string s = "0";
+        for (size_t i = 0; i < n; i++) {
+            if ((int)i == runtime_loop) continue;
+            s += " + (" + coords[i] + " - (" + std::to_string(p.loops[i].min) + "ll)) * " + std::to_string(strides[i]) + "ll";
+        }
+        return s;
+    };
+    std::ostringstream out;
+    out << "// Reference of " << name << ": the merged UREs of " << p.name << " in the reference order\n"
+        << "// (" << (p.reference_nesting.empty() ? "" : "see --print-ir") << "), one instance at a time. Generated by Pulse.\n";
+    out << "#pragma once\n#include <cstdint>\n#include <cmath>\n#include <vector>\n";
+    out << "#ifndef PULSE_C_HELPERS\n#define PULSE_C_HELPERS\n" << c_helper_functions("static inline") << "#endif\n";
+    out << emit_layout_functions(p, name, input_order, "static inline");
+    out << "static void " << name << "_reference(";
+    for (const std::string &in : input_order) out << "const " << c_type(p.input(in).type) << " *" << in << ", ";
+    for (const ir::Ure &u : p.ures) {
+        if (u.is_output) out << c_type(u.type) << " *" << u.name << ", ";
+    }
+    out << "int64_t instances) {\n";
+    // Each buffer's box: BUFFER_min<d>, BUFFER_extent<d>.
+    auto declare_region = [&](const std::string &buffer, const std::string &what, size_t k, size_t dimensions) {
+        for (size_t dim = 0; dim < dimensions; dim++) {
+            out << "    int64_t " << buffer << "_min" << dim << ", " << buffer << "_extent" << dim << ";\n";
+            out << "    " << name << "_" << what << "_region(" << k << ", " << dim << ", instances, &" << buffer << "_min" << dim
+                << ", &" << buffer << "_extent" << dim << ");\n";
+        }
+    };
+    for (size_t k = 0; k < input_order.size(); k++) declare_region(input_order[k], "input", k, p.input(input_order[k]).dimensions);
+    std::vector<const ir::Ure *> outputs = p.outputs();
+    for (size_t k = 0; k < outputs.size(); k++) declare_region(outputs[k]->name, "output", k, outputs[k]->output_index().size());
+    for (const ir::Ure &u : p.ures) {
+        if (!u.is_output) out << "    std::vector<" << c_type(u.type) << "> " << u.name << "_values(" << points << ");\n";
+    }
+    // Loops: the run-time loop outermost, then the reference nesting.
+    std::vector<std::string> coord(n);
+    for (size_t i = 0; i < n; i++) coord[i] = p.loops[i].var;
+    std::string indent = "    ";
+    int depth = 0;
+    auto open_loop = [&](int l, int direction) {
+        const ir::Loop &loop = p.loops[l];
+        std::string v = loop.var;
+        if (l == runtime_loop) {
+            out << indent << "for (int64_t " << v << " = " << loop.min << "; " << v << " < " << loop.min << " + instances; " << v << "++) {\n";
+        } else if (direction > 0) {
+            out << indent << "for (int64_t " << v << " = " << loop.min << "; " << v << " <= " << loop.max() << "; " << v << "++) {\n";
+        } else {
+            out << indent << "for (int64_t " << v << " = " << loop.max() << "; " << v << " >= " << loop.min << "; " << v << "--) {\n";
+        }
+        indent += "    ";
+        depth++;
+    };
+    if (runtime_loop >= 0) open_loop(runtime_loop, 1);
+    for (int l : p.reference_nesting) {
+        if (l != runtime_loop) open_loop(l, p.reference_direction[l]);
+    }
+    out << indent << "const int64_t point = " << local_index(coord) << ";\n";
+    CPrinterHooks hooks;
+    hooks.variable = [](const std::string &v) { return v; };
+    hooks.call = [&](const Call *op, const std::vector<std::string> &args) -> std::string {
+        std::string callee = ir::recurrence_callee(op);
+        if (!callee.empty()) {
+            const ir::Ure &producer = p.ure(callee);
+            std::vector<std::string> c = coord;
+            for (size_t i = 0; i < args.size(); i++) c[p.loop_index(producer.args[i])] = args[i];
+            return callee + "_values[" + local_index(c) + "]";
+        }
+        if (op->call_type == Call::Image) return op->name + "[" + dense_offset_text(op->name, args, "(int64_t)") + "]";
+        compile_error("call '", ir::to_source(Expr(op)), "' cannot be emitted");
+    };
+    for (const ir::Ure &u : p.ures) {
+        auto [defined, value] = split_defined(u.value);
+        std::string v = print_c_expr(value, hooks);
+        if (!u.is_output) {
+            out << indent << u.name << "_values[point] = " << v << ";\n";
+            continue;
+        }
+        // The element the output's (affine) index names, in its box.
+        std::vector<std::string> index;
+        for (const Expr &e : u.output_index()) index.push_back(print_c_expr(e, hooks));
+        out << indent << "if (" << print_c_expr(defined, hooks) << ") " << u.name << "[" << dense_offset_text(u.name, index, "(int64_t)")
+            << "] = " << v << ";\n";
+    }
+    for (int d = 0; d < depth; d++) {
+        indent.resize(indent.size() - 4);
+        out << indent << "}\n";
+    }
+    out << "}\n";
+    return out.str();
+}
+
+}  // namespace pulse

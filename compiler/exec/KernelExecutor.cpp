@@ -1,0 +1,485 @@
+#include "exec/KernelExecutor.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "exec/InputRegions.h"
+#include "exec/Interpreter.h"
+#include "exec/Simulator.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+using kir::warp_size;
+
+/// One lane's value: integers as int64/uint64 (wrapped to their width), floats as double.
+union Value {
+    int64_t i;
+    uint64_t u;
+    double f;
+};
+
+Value from_int(Type t, int64_t v) {
+    Value r;
+    if (t.is_float()) {
+        r.f = t.bits() == 32 ? (double)(float)v : (double)v;
+    } else if (t.is_bool()) {
+        r.u = v != 0;
+    } else if (t.is_uint()) {
+        r.u = t.bits() == 64 ? (uint64_t)v : (uint64_t)v & ((1ull << t.bits()) - 1);
+    } else {
+        int s = 64 - t.bits();
+        r.i = s ? (int64_t)((uint64_t)v << s) >> s : v;
+    }
+    return r;
+}
+
+Value from_uint(Type t, uint64_t v) {
+    if (t.is_float()) {
+        Value r;
+        r.f = t.bits() == 32 ? (double)(float)v : (double)v;
+        return r;
+    }
+    return from_int(t, (int64_t)v);
+}
+
+Value from_double(Type t, double v) {
+    Value r;
+    if (t.is_float()) {
+        r.f = t.bits() == 32 ? (double)(float)v : v;
+        return r;
+    }
+    // C conversion (truncation); out-of-range is undefined in C, clamp here.
+    if (std::isnan(v)) return from_int(t, 0);
+    if (t.is_uint()) return from_uint(t, v <= 0 ? 0 : v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v);
+    return from_int(t, v <= -9223372036854775808.0 ? INT64_MIN : v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)v);
+}
+
+double as_double(Type t, Value v) { return t.is_float() ? v.f : t.is_uint() || t.is_bool() ? (double)v.u : (double)v.i; }
+
+Value convert(Type to, Type from, Value v) {
+    if (from.is_float()) return from_double(to, v.f);
+    if (from.is_uint() || from.is_bool()) return from_uint(to, v.u);
+    return from_int(to, v.i);
+}
+
+bool truth(Value v) { return v.u != 0; }
+
+using Lanes = std::array<Value, warp_size>;
+using Mask = std::array<bool, warp_size>;
+
+class Executor {
+public:
+    Executor(const kir::Kernel &k, Buffers &b) : kernel(k), buffers(b) {}
+
+    void run() {
+        for (const kir::BufferArg &arg : kernel.buffers) {
+            auto it = buffers.find(arg.name);
+            if (it == buffers.end()) evaluation_error("kernel ", kernel.name, ": no buffer given for ", arg.name);
+            const Buffer<> &buf = it->second;
+            if (buf.type() != arg.type || buf.dimensions() != arg.dimensions) {
+                evaluation_error("kernel ", kernel.name, ": buffer ", arg.name, " has the wrong type or dimensions");
+            }
+            for (int d = 0; d < arg.dimensions; d++) {
+                bind_uniform(arg.name + ".min." + std::to_string(d), Int(64), buf.dim(d).min());
+                bind_uniform(arg.name + ".extent." + std::to_string(d), Int(64), buf.dim(d).extent());
+                bind_uniform(arg.name + ".stride." + std::to_string(d), Int(64), buf.dim(d).stride());
+                if (arg.placement == kir::Placement::Constant &&
+                    (arg.region_min[d] < buf.dim(d).min() ||
+                     arg.region_min[d] + arg.region_extent[d] > buf.dim(d).min() + buf.dim(d).extent())) {
+                    evaluation_error("kernel ", kernel.name, ": input ", arg.name, " does not cover the region [",
+                                     arg.region_min[d], ", ", arg.region_min[d] + arg.region_extent[d], ") of dimension ", d,
+                                     " that the kernel copies to constant memory");
+                }
+            }
+        }
+        Mask all;
+        all.fill(true);
+        Lanes lanes;
+        for (int l = 0; l < warp_size; l++) lanes[l].i = l;
+        push(kir::lane_var, lanes);
+        Value warps = eval(kernel.warp_count(), 0);
+        for (int64_t w = 0; w < warps.i; w++) {
+            bind_uniform("warp.index", Int(64), w);
+            exec(kernel.body, all);
+            pop("warp.index");
+        }
+    }
+
+private:
+    const kir::Kernel &kernel;
+    Buffers &buffers;
+    std::unordered_map<std::string, std::vector<Lanes>> env;
+    /// Register arrays (Allocate): element -> its value on each lane.
+    std::unordered_map<std::string, std::vector<Lanes>> registers;
+    bool full_warp = true;  ///< no lane masked off: lane exchanges allowed
+
+    void push(const std::string &name, const Lanes &v) { env[name].push_back(v); }
+    void pop(const std::string &name) { env[name].pop_back(); }
+    void bind_uniform(const std::string &name, Type t, int64_t v) {
+        Lanes l;
+        l.fill(from_int(t, v));
+        push(name, l);
+    }
+
+    Lanes eval_lanes(const Expr &e) {
+        Lanes r;
+        for (int l = 0; l < warp_size; l++) r[l] = eval(e, l);
+        return r;
+    }
+
+    void exec(const Stmt &s, const Mask &mask) {
+        if (const LetStmt *op = s.as<LetStmt>()) {
+            // Long chains of lets: iterate, then pop in reverse.
+            std::vector<std::string> names;
+            Stmt body = s;
+            while (const LetStmt *let = body.as<LetStmt>()) {
+                push(let->name, eval_lanes(let->value));
+                names.push_back(let->name);
+                body = let->body;
+            }
+            exec(body, mask);
+            for (size_t i = names.size(); i-- > 0;) pop(names[i]);
+            (void)op;
+            return;
+        }
+        if (const Block *op = s.as<Block>()) {
+            exec(op->first, mask);
+            exec(op->rest, mask);
+            return;
+        }
+        if (const ProducerConsumer *op = s.as<ProducerConsumer>()) return exec(op->body, mask);
+        if (const IfThenElse *op = s.as<IfThenElse>()) {
+            Mask then_mask, else_mask;
+            bool any_then = false, any_else = false, diverges = false;
+            for (int l = 0; l < warp_size; l++) {
+                bool c = mask[l] && truth(eval(op->condition, l));
+                then_mask[l] = c;
+                else_mask[l] = mask[l] && !c;
+                any_then |= c, any_else |= else_mask[l];
+            }
+            diverges = any_then && any_else;
+            bool saved = full_warp;
+            if (any_then) {
+                full_warp = saved && !diverges && then_mask == mask;
+                exec(op->then_case, then_mask);
+            }
+            if (any_else && op->else_case.defined()) {
+                full_warp = saved && !diverges && else_mask == mask;
+                exec(op->else_case, else_mask);
+            }
+            full_warp = saved;
+            return;
+        }
+        if (const For *op = s.as<For>()) {
+            int first = -1;
+            for (int l = 0; l < warp_size && first < 0; l++) if (mask[l]) first = l;
+            if (first < 0) return;
+            Value lo = eval(op->min, first), n = eval(op->extent, first);
+            for (int l = 0; l < warp_size; l++) {
+                if (mask[l] && (eval(op->min, l).i != lo.i || eval(op->extent, l).i != n.i)) {
+                    evaluation_error("kernel ", kernel.name, ": loop ", op->name, " has different bounds on lanes ", first, " and ", l);
+                }
+            }
+            for (int64_t i = 0; i < n.i; i++) {
+                bind_uniform(op->name, op->min.type(), lo.i + i);
+                exec(op->body, mask);
+                pop(op->name);
+            }
+            return;
+        }
+        if (const Allocate *op = s.as<Allocate>()) {
+            if (op->memory_type != Halide::MemoryType::Register || op->extents.size() != 1 || !as_const_int(op->extents[0])) {
+                evaluation_error("kernel ", kernel.name, ": ", op->name, " is not a register array of constant size");
+            }
+            registers[op->name] = std::vector<Lanes>(*as_const_int(op->extents[0]));
+            exec(op->body, mask);
+            registers.erase(op->name);
+            return;
+        }
+        if (const Store *op = s.as<Store>()) {
+            for (int l = 0; l < warp_size; l++) {
+                if (mask[l]) register_element(op->name, op->index, l) = eval(op->value, l);
+            }
+            return;
+        }
+        if (const Evaluate *op = s.as<Evaluate>()) {
+            const Call *c = op->value.as<Call>();
+            if (c && c->name == kir::intrinsic::store) {
+                for (int l = 0; l < warp_size; l++) {
+                    if (mask[l]) store(c, l);
+                }
+                return;
+            }
+            if (is_const(op->value)) return;
+            evaluation_error("kernel ", kernel.name, ": cannot execute ", s);
+        }
+        evaluation_error("kernel ", kernel.name, ": cannot execute statement ", s);
+    }
+
+    /// Element `index` of a register array on lane `l`; checks the bounds.
+    Value &register_element(const std::string &name, const Expr &index, int l) {
+        auto it = registers.find(name);
+        if (it == registers.end()) evaluation_error("kernel ", kernel.name, ": register array ", name, " is not allocated here");
+        int64_t i = eval(index, l).i;
+        if (i < 0 || i >= (int64_t)it->second.size()) {
+            evaluation_error("kernel ", kernel.name, ": lane ", l, " indexes register array ", name, " at ", i, ", outside [0, ",
+                             it->second.size(), ")");
+        }
+        return it->second[i][l];
+    }
+
+    /// The element (coords) of a buffer, for lane `l`; checks the bounds.
+    void *element(const kir::Access &a, int l) {
+        const kir::BufferArg &arg = kernel.buffer(a.buffer);
+        Buffer<> &buf = buffers.at(a.buffer);
+        std::vector<int> pos;
+        for (int d = 0; d < arg.dimensions; d++) {
+            int64_t c = eval(a.coords[d], l).i;
+            bool inside = arg.placement == kir::Placement::Constant
+                              ? c >= arg.region_min[d] && c < arg.region_min[d] + arg.region_extent[d]
+                              : c >= buf.dim(d).min() && c <= buf.dim(d).max();
+            if (!inside) {
+                evaluation_error("kernel ", kernel.name, ": lane ", l, " accesses ", a.buffer, " at ", c, " in dimension ", d,
+                                 ", outside the buffer; its guard ", a.guard, " does not protect it");
+            }
+            pos.push_back((int)c);
+        }
+        int64_t offset = 0;
+        for (int d = 0; d < arg.dimensions; d++) offset += (int64_t)(pos[d] - buf.dim(d).min()) * buf.dim(d).stride();
+        return (uint8_t *)buf.raw_buffer()->host + offset * buf.type().bytes();
+    }
+
+    static Value read(Type t, const void *p) {
+        switch (t.code()) {
+        case Type::Float:
+            return from_double(t, t.bits() == 32 ? (double)*(const float *)p : *(const double *)p);
+        case Type::UInt:
+            switch (t.bits()) {
+            case 1:
+            case 8: return from_uint(t, *(const uint8_t *)p);
+            case 16: return from_uint(t, *(const uint16_t *)p);
+            case 32: return from_uint(t, *(const uint32_t *)p);
+            default: return from_uint(t, *(const uint64_t *)p);
+            }
+        default:
+            switch (t.bits()) {
+            case 8: return from_int(t, *(const int8_t *)p);
+            case 16: return from_int(t, *(const int16_t *)p);
+            case 32: return from_int(t, *(const int32_t *)p);
+            default: return from_int(t, *(const int64_t *)p);
+            }
+        }
+    }
+
+    static void write(Type t, void *p, Value v) {
+        if (t.is_float()) {
+            if (t.bits() == 32) *(float *)p = (float)v.f;
+            else *(double *)p = v.f;
+            return;
+        }
+        switch (t.bits()) {
+        case 1:
+        case 8: *(uint8_t *)p = (uint8_t)v.u; break;
+        case 16: *(uint16_t *)p = (uint16_t)v.u; break;
+        case 32: *(uint32_t *)p = (uint32_t)v.u; break;
+        default: *(uint64_t *)p = v.u; break;
+        }
+    }
+
+    void store(const Call *c, int l) {
+        kir::Access a = kir::access_of(c);
+        if (!truth(eval(a.guard, l))) return;
+        Value v = eval(a.value, l);
+        write(a.value.type(), element(a, l), v);
+    }
+
+    Value lookup(const std::string &name, int l) {
+        auto it = env.find(name);
+        if (it == env.end() || it->second.empty()) evaluation_error("kernel ", kernel.name, ": unbound variable ", name);
+        return it->second.back()[l];
+    }
+
+    void require_full_warp(const Call *op) {
+        if (!full_warp) evaluation_error("kernel ", kernel.name, ": lane exchange ", op->name, " inside divergent code");
+    }
+
+    template<typename F>
+    Value arith(const Expr &a, const Expr &b, int l, F op) {
+        Type t = a.type();
+        Value x = eval(a, l), y = eval(b, l);
+        if (t.is_float()) return from_double(t, op(x.f, y.f));
+        if (t.is_uint() || t.is_bool()) return from_uint(t, op(x.u, y.u));
+        return from_int(t, (int64_t)op((uint64_t)x.i, (uint64_t)y.i));  // wrap-around
+    }
+
+    template<typename F>
+    Value compare(const Expr &a, const Expr &b, int l, F op) {
+        Type t = a.type();
+        Value x = eval(a, l), y = eval(b, l), r;
+        if (t.is_float()) r.u = op(x.f, y.f);
+        else if (t.is_uint() || t.is_bool()) r.u = op(x.u, y.u);
+        else r.u = op(x.i, y.i);
+        return r;
+    }
+
+    Value eval(const Expr &e, int l) {
+        Type t = e.type();
+        if (const IntImm *op = e.as<IntImm>()) return from_int(t, op->value);
+        if (const UIntImm *op = e.as<UIntImm>()) return from_uint(t, op->value);
+        if (const FloatImm *op = e.as<FloatImm>()) return from_double(t, op->value);
+        if (const Variable *op = e.as<Variable>()) return lookup(op->name, l);
+        if (const Cast *op = e.as<Cast>()) return convert(t, op->value.type(), eval(op->value, l));
+        if (const Add *op = e.as<Add>()) return arith(op->a, op->b, l, [](auto x, auto y) { return x + y; });
+        if (const Sub *op = e.as<Sub>()) return arith(op->a, op->b, l, [](auto x, auto y) { return x - y; });
+        if (const Mul *op = e.as<Mul>()) return arith(op->a, op->b, l, [](auto x, auto y) { return x * y; });
+        if (const Div *op = e.as<Div>()) {
+            Value x = eval(op->a, l), y = eval(op->b, l);
+            if (t.is_float()) return from_double(t, x.f / y.f);
+            if (t.is_uint()) return from_uint(t, y.u == 0 ? 0 : x.u / y.u);
+            return from_int(t, y.i == 0 ? 0 : div_imp(x.i, y.i));
+        }
+        if (const Mod *op = e.as<Mod>()) {
+            Value x = eval(op->a, l), y = eval(op->b, l);
+            if (t.is_float()) return from_double(t, mod_imp(x.f, y.f));
+            if (t.is_uint()) return from_uint(t, y.u == 0 ? 0 : x.u % y.u);
+            return from_int(t, y.i == 0 ? 0 : mod_imp(x.i, y.i));
+        }
+        if (const Min *op = e.as<Min>()) {
+            return truth(compare(op->a, op->b, l, [](auto x, auto y) { return x < y; })) ? eval(op->a, l) : eval(op->b, l);
+        }
+        if (const Max *op = e.as<Max>()) {
+            return truth(compare(op->a, op->b, l, [](auto x, auto y) { return x > y; })) ? eval(op->a, l) : eval(op->b, l);
+        }
+        if (const EQ *op = e.as<EQ>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x == y; });
+        if (const NE *op = e.as<NE>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x != y; });
+        if (const LT *op = e.as<LT>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x < y; });
+        if (const LE *op = e.as<LE>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x <= y; });
+        if (const GT *op = e.as<GT>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x > y; });
+        if (const GE *op = e.as<GE>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x >= y; });
+        if (const And *op = e.as<And>()) {
+            Value r;
+            r.u = truth(eval(op->a, l)) && truth(eval(op->b, l));
+            return r;
+        }
+        if (const Or *op = e.as<Or>()) {
+            Value r;
+            r.u = truth(eval(op->a, l)) || truth(eval(op->b, l));
+            return r;
+        }
+        if (const Not *op = e.as<Not>()) {
+            Value r;
+            r.u = !truth(eval(op->a, l));
+            return r;
+        }
+        if (const Select *op = e.as<Select>()) return truth(eval(op->condition, l)) ? eval(op->true_value, l) : eval(op->false_value, l);
+        if (const Let *op = e.as<Let>()) {
+            Lanes v = eval_lanes(op->value);
+            push(op->name, v);
+            Value r = eval(op->body, l);
+            pop(op->name);
+            return r;
+        }
+        if (const Call *op = e.as<Call>()) return call(op, l);
+        if (const Load *op = e.as<Load>()) return register_element(op->name, op->index, l);
+        evaluation_error("kernel ", kernel.name, ": cannot evaluate ", e);
+    }
+
+    Value call(const Call *op, int l) {
+        const std::string &n = op->name;
+        if (n == kir::intrinsic::load) {
+            kir::Access a = kir::access_of(op);
+            if (!truth(eval(a.guard, l))) return from_int(op->type, 0);
+            return read(op->type, element(a, l));
+        }
+        if (n == kir::intrinsic::shfl_up || n == kir::intrinsic::shfl_down || n == kir::intrinsic::shfl_idx) {
+            require_full_warp(op);
+            int64_t k = eval(op->args[1], l).i;
+            int64_t from = n == kir::intrinsic::shfl_up ? l - k : n == kir::intrinsic::shfl_down ? l + k : k;
+            // CUDA: a source outside the warp leaves the lane's own value (up/down); idx wraps.
+            if (n == kir::intrinsic::shfl_idx) from = ((from % warp_size) + warp_size) % warp_size;
+            else if (from < 0 || from >= warp_size) from = l;
+            return eval(op->args[0], (int)from);
+        }
+        if (n == kir::intrinsic::chain_source) {
+            require_full_warp(op);
+            int64_t dp = eval(op->args[1], l).i;
+            for (int64_t k = l; k >= 0 && k < warp_size; k -= dp) {
+                if (truth(eval(op->args[0], (int)k))) return from_int(Int(32), k);
+            }
+            return from_int(Int(32), -1);
+        }
+        if (op->is_intrinsic(Call::bitwise_and)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) & bits(y); });
+        if (op->is_intrinsic(Call::bitwise_or)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) | bits(y); });
+        if (op->is_intrinsic(Call::bitwise_xor)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) ^ bits(y); });
+        if (op->is_intrinsic(Call::abs)) {
+            Type at = op->args[0].type();
+            Value x = eval(op->args[0], l);
+            if (at.is_float()) return from_double(op->type, std::fabs(x.f));
+            if (at.is_uint()) return from_uint(op->type, x.u);
+            return from_uint(op->type, x.i < 0 ? (uint64_t)0 - (uint64_t)x.i : (uint64_t)x.i);
+        }
+        if (op->call_type == Call::PureExtern && op->type.is_float() && op->args.size() == 1) {
+            double x = as_double(op->args[0].type(), eval(op->args[0], l));
+            static const std::unordered_map<std::string, double (*)(double)> unary = {
+                {"sqrt_f32", std::sqrt}, {"sqrt_f64", std::sqrt}, {"exp_f32", std::exp}, {"exp_f64", std::exp},
+                {"log_f32", std::log},   {"log_f64", std::log},   {"sin_f32", std::sin}, {"sin_f64", std::sin},
+                {"cos_f32", std::cos},   {"cos_f64", std::cos},   {"floor_f32", std::floor}, {"floor_f64", std::floor},
+                {"ceil_f32", std::ceil}, {"ceil_f64", std::ceil}};
+            auto it = unary.find(n);
+            if (it != unary.end()) return from_double(op->type, it->second(x));
+        }
+        evaluation_error("kernel ", kernel.name, ": cannot evaluate the call ", Expr(op));
+    }
+
+    template<typename T>
+    static uint64_t bits(T x) {
+        if constexpr (std::is_floating_point_v<T>) {
+            uint64_t u;
+            std::memcpy(&u, &x, sizeof u);
+            return u;
+        } else {
+            return (uint64_t)x;
+        }
+    }
+};
+
+}  // namespace
+
+void execute_kernel(const kir::Kernel &kernel, Buffers &buffers) {
+    kir::on_large_stack([&] { Executor(kernel, buffers).run(); });
+}
+
+std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed) {
+    Buffers actual = random_input_buffers(program, seed);
+    Buffers expected = ir::realize(program, actual);
+    for (const auto &[name, buffer] : expected) {
+        Buffer<> out = buffer.copy();
+        poison(out);
+        actual[name] = out;
+    }
+    execute_kernel(kernel, actual);
+    Buffers outputs;
+    for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
+    return compare_outputs(expected, outputs);
+}
+
+void poison(Buffer<> &buffer) {
+    uint8_t *p = (uint8_t *)buffer.raw_buffer()->host;
+    size_t n = buffer.size_in_bytes();
+    if (buffer.type() == Float(32)) {
+        for (size_t i = 0; i < n / 4; i++) ((float *)p)[i] = NAN;
+    } else if (buffer.type() == Float(64)) {
+        for (size_t i = 0; i < n / 8; i++) ((double *)p)[i] = NAN;
+    } else {
+        std::memset(p, 0x5A, n);
+    }
+}
+
+}  // namespace pulse

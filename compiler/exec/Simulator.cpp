@@ -1,0 +1,371 @@
+#include "exec/Simulator.h"
+
+#include "exec/Interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "ir/Affine.h"
+#include "exec/ExprCompiler.h"
+#include "exec/InputRegions.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+/// The k-th tap of a statement is compiled as a recurrence call "tap#k": the
+/// simulator reads every tap from the histories before it evaluates a lane
+/// (all lanes read, then write), and the call's closure returns that value.
+std::string tap_slot_name(size_t k) { return "tap#" + std::to_string(k); }
+
+/// Replaces each tap by its slot's call; collects the distinct taps.
+class TapsToSlots : public IRMutator {
+public:
+    std::vector<sys::Tap> taps;
+
+protected:
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        sys::Tap tap;
+        if (!sys::is_tap(op, &tap)) return IRMutator::visit(op);
+        size_t k = std::find(taps.begin(), taps.end(), tap) - taps.begin();
+        if (k == taps.size()) taps.push_back(tap);
+        return ir::make_recurrence_call(op->type, tap_slot_name(k), {});
+    }
+};
+
+/// One lowered statement, compiled.
+struct CompiledStatement {
+    const sys::Statement *statement = nullptr;
+    Closure value;
+    std::vector<Closure> output_index;
+    std::vector<sys::Tap> taps;
+    std::vector<int> tap_variable;  ///< index into the program's variables, per tap
+    int variable = -1;              ///< the variable it writes; -1 for an output
+    /// Lane order within a step: +1 ascending, -1 descending, 0 repeat until
+    /// nothing changes. A copy chain read in the same step (dt = 0, dp != 0)
+    /// needs lane l - dp written before lane l reads it.
+    int lane_order = 1;
+};
+
+class ArraySimulator {
+public:
+    ArraySimulator(const sys::SystolicProgram &program, const Buffers &in) : p(program), inputs(in) {
+        for (const ir::InputDecl &d : p.source.inputs) {
+            auto it = inputs.find(d.name);
+            if (it == inputs.end()) evaluation_error("simulate ", p.source.name, ": no buffer given for input ", d.name);
+            if (it->second.type() != d.type || it->second.dimensions() != d.dimensions) {
+                evaluation_error("simulate ", p.source.name, ": the buffer for input ", d.name,
+                                 " does not have the spec's type and dimensions");
+            }
+        }
+        size_t max_taps = 0;
+        for (const sys::Statement &s : p.statements) {
+            statements.push_back(compile(s));
+            max_taps = std::max(max_taps, statements.back().taps.size());
+        }
+        tap_values.assign(max_taps, 0.0);
+        coords.assign(instance_base + p.instance_loops.size(), 0);
+        active_condition = compile_expr(p.has_preimage, hooks());
+        for (const sys::Variable &v : p.variables) history.emplace_back((size_t)(p.pe_count * (v.history + 1)), 0.0);
+    }
+
+    Buffers run() {
+        make_outputs();
+        // An odometer over the instance loops, innermost fastest.
+        std::vector<int64_t> inst(p.instance_loops.size());
+        for (size_t i = 0; i < inst.size(); i++) inst[i] = p.instance_loops[i].min;
+        while (true) {
+            for (size_t i = 0; i < inst.size(); i++) coords[instance_base + i] = inst[i];
+            run_instance();
+            size_t i = 0;
+            for (; i < inst.size(); i++) {
+                if (inst[i] < p.instance_loops[i].max()) {
+                    inst[i]++;
+                    break;
+                }
+                inst[i] = p.instance_loops[i].min;
+            }
+            if (i == inst.size()) break;
+        }
+        Buffers result;
+        for (size_t o = 0; o < outputs.size(); o++) {
+            for (size_t e = 0; e < written[o].size(); e++) {
+                if (!written[o][e]) {
+                    std::vector<int> c = element_coords(outputs[o], e);
+                    evaluation_error("simulate ", p.source.name, ": the array never stores output ", outputs[o].name(),
+                                     ir::element_text(c), "; no active lane takes its select (is the transform's domain complete?)");
+                }
+            }
+            result[outputs[o].name()] = outputs[o];
+        }
+        return result;
+    }
+
+private:
+    const sys::SystolicProgram &p;
+    const Buffers &inputs;
+    static constexpr int instance_base = 2;  ///< coords: space, time, then the instance loops
+    std::vector<CompiledStatement> statements;
+    Closure active_condition;
+    std::vector<int64_t> coords;       ///< space, time, instance loops
+    std::vector<std::vector<double>> history;  ///< per variable: lane-major rings of history + 1 values
+    std::vector<char> active;          ///< per lane, this step
+    bool lane_active = false;          ///< the lane being evaluated
+    std::vector<Buffer<>> outputs;
+    std::vector<std::vector<char>> written;
+    ExprCompilerHooks hooks() {
+        ExprCompilerHooks h;
+        h.variable_slot = [this](const std::string &v) -> int {
+            if (v == p.space_var) return 0;
+            if (v == p.time_var) return 1;
+            for (size_t i = 0; i < p.instance_loops.size(); i++) {
+                if (p.instance_loops[i].var == v) return instance_base + (int)i;
+            }
+            compile_error("simulate ", p.source.name, ": the lowered program uses '", v,
+                          "', which is neither the space, the time nor an instance loop");
+        };
+        h.recurrence_call = [this](const Call *op, std::vector<Closure>) -> Closure {
+            std::string callee = ir::recurrence_callee(op);
+            if (callee.rfind("tap#", 0) == 0) {
+                size_t k = std::stoul(callee.substr(4));
+                return [this, k](EvalState &) { return tap_values[k]; };
+            }
+            compile_error("simulate ", p.source.name, ": recurrence call ", ir::to_source(Expr(op)),
+                          " was not lowered to a tap");
+        };
+        h.input_call = [this](const Call *op, std::vector<Closure> index) { return input_load(op, index); };
+        return h;
+    }
+
+    Closure input_load(const Call *op, std::vector<Closure> index) {
+        const Buffer<> &b = inputs.at(op->name);
+        std::string name = op->name;
+        return [this, b, index, name](EvalState &s) -> double {
+            if (!lane_active) return 0.0;  // inactive lanes load nothing
+            std::vector<int> c(index.size());
+            for (size_t d = 0; d < index.size(); d++) {
+                int64_t i = (int64_t)index[d](s);
+                if (i < b.dim(d).min() || i > b.dim(d).max()) {
+                    evaluation_error("simulate ", p.source.name, ": active lane ", p.space_var, "=", s.coords[0], " at ",
+                                     p.time_var, "=", s.coords[1], " reads input ", name, " at index ", i,
+                                     " in dimension ", d, ", outside its buffer [", b.dim(d).min(), ", ", b.dim(d).max(), "]");
+                }
+                c[d] = (int)i;
+            }
+            return load_element(b, c);
+        };
+    }
+
+    int variable_index(const std::string &name) const {
+        for (size_t i = 0; i < p.variables.size(); i++) {
+            if (p.variables[i].name == name) return (int)i;
+        }
+        return -1;
+    }
+
+    CompiledStatement compile(const sys::Statement &s) {
+        CompiledStatement c;
+        c.statement = &s;
+        TapsToSlots slots;
+        Expr value = slots.mutate(s.value);
+        c.taps = slots.taps;
+        ExprCompilerHooks h = hooks();
+        c.value = compile_expr(value, h);
+        for (const Expr &e : s.output_index) c.output_index.push_back(compile_expr(e, h));
+        c.variable = s.is_output ? -1 : variable_index(s.ure);
+        bool up = false, down = false;
+        for (const sys::Tap &t : c.taps) {
+            int v = variable_index(t.var);
+            if (v < 0) compile_error("simulate ", p.source.name, ": statement ", s.ure, " taps ", t.var, ", which is not a variable");
+            c.tap_variable.push_back(v);
+            if (t.var == s.ure && t.dt == 0 && t.dp > 0) up = true;
+            if (t.var == s.ure && t.dt == 0 && t.dp < 0) down = true;
+        }
+        c.lane_order = up && down ? 0 : down ? -1 : 1;
+        return c;
+    }
+
+    double read_tap(const CompiledStatement &c, size_t k, int64_t lane, int64_t step) const {
+        const sys::Tap &t = c.taps[k];
+        int64_t from = lane - t.dp, at = step - t.dt;
+        if (from < 0 || from >= p.pe_count || at < 0) return 0.0;  // off the array or before the first step
+        const sys::Variable &v = p.variables[c.tap_variable[k]];
+        return history[c.tap_variable[k]][(size_t)(from * (v.history + 1) + at % (v.history + 1))];
+    }
+
+    /// Evaluates statement `c` on `lane` at `step` (steps count from 0).
+    void evaluate(const CompiledStatement &c, int64_t lane, int64_t step, EvalState &state, bool *changed) {
+        coords[0] = p.pe_min + lane;
+        for (size_t k = 0; k < c.taps.size(); k++) tap_values[k] = read_tap(c, k, lane, step);
+        lane_active = active[lane];
+        state.undefined = false;
+        double v = c.value(state);
+        if (c.variable >= 0) {
+            const sys::Variable &var = p.variables[c.variable];
+            double &slot = history[c.variable][(size_t)(lane * (var.history + 1) + step % (var.history + 1))];
+            if (changed && slot != v && !(std::isnan(slot) && std::isnan(v))) *changed = true;
+            slot = v;
+            return;
+        }
+        if (!active[lane] || state.undefined) return;
+        size_t o = output_of(c);
+        std::vector<int> index(c.output_index.size());
+        int64_t element = 0, stride = 1;
+        for (size_t d = 0; d < index.size(); d++) {
+            index[d] = (int)c.output_index[d](state);
+            const halide_dimension_t &dim = outputs[o].raw_buffer()->dim[d];
+            if (index[d] < dim.min || index[d] >= dim.min + dim.extent) {
+                evaluation_error("simulate ", p.source.name, ": lane ", p.space_var, "=", coords[0], " at ", p.time_var,
+                                 "=", coords[1], " stores ", c.statement->ure, ir::element_text(index), ", outside the output");
+            }
+            element += (index[d] - dim.min) * stride;
+            stride *= dim.extent;
+        }
+        if (written[o][element]) {
+            evaluation_error("simulate ", p.source.name, ": output ", c.statement->ure, ir::element_text(index),
+                             " is stored twice (second store by lane ", p.space_var, "=", coords[0], " at ", p.time_var,
+                             "=", coords[1], ")");
+        }
+        written[o][element] = 1;
+        store_element(outputs[o], index, v);
+    }
+
+    std::vector<double> tap_values;
+
+    void run_instance() {
+        for (std::vector<double> &h : history) std::fill(h.begin(), h.end(), 0.0);
+        active.assign(p.pe_count, 0);
+        EvalState state;
+        state.coords = coords.data();
+        for (int64_t t = p.time_min; t <= p.time_max; t++) {
+            const int64_t step = t - p.time_min;
+            coords[1] = t;
+            for (int64_t l = 0; l < p.pe_count; l++) {
+                coords[0] = p.pe_min + l;
+                active[l] = active_condition(state) != 0;
+            }
+            for (const CompiledStatement &c : statements) {
+                auto lanes = [&](bool *changed) {
+                    for (int64_t i = 0; i < p.pe_count; i++) {
+                        int64_t l = c.lane_order < 0 ? p.pe_count - 1 - i : i;
+                        if (p.check_time && !active[l]) continue;
+                        evaluate(c, l, step, state, changed);
+                    }
+                };
+                if (c.lane_order != 0) {
+                    lanes(nullptr);
+                    continue;
+                }
+                for (int64_t round = 0; round <= p.pe_count; round++) {
+                    bool changed = false;
+                    lanes(&changed);
+                    if (!changed) break;
+                }
+            }
+        }
+    }
+
+    size_t output_of(const CompiledStatement &c) const {
+        size_t o = 0;
+        for (const sys::Statement &s : p.statements) {
+            if (&s == c.statement) return o;
+            if (s.is_output) o++;
+        }
+        return o;
+    }
+
+    void make_outputs() {
+        for (const sys::Statement &s : p.statements) {
+            if (!s.is_output) continue;
+            const ir::Ure &u = p.source.ure(s.ure);
+            // The box of the output's (affine) index over the domain.
+            std::vector<int> sizes, mins;
+            int64_t count = 1;
+            for (const Expr &e : u.output_index()) {
+                std::optional<AffineForm> f = to_affine(e, p.source.loops);
+                if (!f) evaluation_error("simulate: output ", u.name, ": index ", ir::to_source(e), " is not affine");
+                auto [lo, hi] = f->range(p.source.loops);
+                sizes.push_back((int)(hi - lo + 1));
+                mins.push_back((int)lo);
+                count *= hi - lo + 1;
+            }
+            Buffer<> b(u.type, sizes, u.name);
+            for (size_t d = 0; d < mins.size(); d++) b.raw_buffer()->dim[d].min = mins[d];
+            outputs.push_back(b);
+            written.emplace_back(count, 0);
+        }
+    }
+
+    static std::vector<int> element_coords(const Buffer<> &b, size_t e) {
+        std::vector<int> c;
+        for (int d = 0; d < b.dimensions(); d++) {
+            c.push_back(b.dim(d).min() + (int)(e % b.dim(d).extent()));
+            e /= b.dim(d).extent();
+        }
+        return c;
+    }
+
+};
+
+}  // namespace
+
+Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs) {
+    check_enumerable(program.source, "--simulate");
+    return ArraySimulator(program, inputs).run();
+}
+
+std::string compare_outputs(const Buffers &expected, const Buffers &actual, double tolerance) {
+    std::ostringstream out;
+    for (const auto &[name, e] : expected) {
+        if (!actual.count(name)) return "output " + name + " is missing";
+    }
+    for (const auto &[name, a] : actual) {
+        if (!expected.count(name)) return "unexpected output " + name;
+    }
+    for (const auto &[name, e] : expected) {
+        const Buffer<> &a = actual.at(name);
+        if (a.type() != e.type() || a.dimensions() != e.dimensions()) {
+            out << "output " << name << " is " << a.type() << " " << a.dimensions() << "-D, expected " << e.type() << " "
+                << e.dimensions() << "-D";
+            return out.str();
+        }
+        for (int d = 0; d < e.dimensions(); d++) {
+            if (a.dim(d).min() != e.dim(d).min() || a.dim(d).extent() != e.dim(d).extent()) {
+                out << "output " << name << " dimension " << d << " is [" << a.dim(d).min() << ", " << a.dim(d).max()
+                    << "], expected [" << e.dim(d).min() << ", " << e.dim(d).max() << "]";
+                return out.str();
+            }
+        }
+        size_t count = 1;
+        for (int d = 0; d < e.dimensions(); d++) count *= (size_t)e.dim(d).extent();
+        std::vector<int> c(e.dimensions());
+        for (size_t i = 0; i < count; i++) {
+            size_t rest = i;
+            for (int d = 0; d < e.dimensions(); d++) {
+                c[d] = e.dim(d).min() + (int)(rest % e.dim(d).extent());
+                rest /= e.dim(d).extent();
+            }
+            double x = load_element(e, c), y = load_element(a, c);
+            bool same = e.type().is_float()
+                            // Relative to the expected magnitude, with values near
+                            // zero compared absolutely.
+                            ? std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x))
+                            : x == y;
+            if (!same) {
+                out << "output " << name << "(";
+                for (size_t k = 0; k < c.size(); k++) out << (k ? ", " : "") << c[k];
+                out.precision(9);
+                out << ") is " << y << ", expected " << x;
+                return out.str();
+            }
+        }
+    }
+    return "";
+}
+
+}  // namespace pulse

@@ -1,0 +1,27 @@
+// Affine forms of loop-variable expressions: the bridge from Halide Exprs to
+// integer linear algebra (bounds of input reads, the isl model).
+#ifndef PULSE_AFFINE_H
+#define PULSE_AFFINE_H
+
+#include <optional>
+
+#include "ir/UreProgram.h"
+
+namespace pulse {
+
+/// constant + sum_i coefficient[i] * loop_i, loops as in UreProgram::loops.
+struct AffineForm {
+    int64_t constant = 0;
+    std::vector<int64_t> coefficient;
+
+    int64_t evaluate(const std::vector<int64_t> &point) const;
+    /// Smallest and largest value over the box of the loops' bounds.
+    std::pair<int64_t, int64_t> range(const std::vector<ir::Loop> &loops) const;
+};
+
+/// The affine form of `e` over `loops`, or nothing if `e` is not affine in them.
+std::optional<AffineForm> to_affine(const Halide::Expr &e, const std::vector<ir::Loop> &loops);
+
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,223 @@
+#include "ir/KernelIR.h"
+
+#include <pthread.h>
+
+#include <exception>
+#include <ostream>
+
+namespace pulse {
+namespace kir {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+int64_t BufferArg::region_elements() const {
+    int64_t n = 1;
+    for (int64_t e : region_extent) n *= e;
+    return n;
+}
+
+const BufferArg &Kernel::buffer(const std::string &name) const {
+    for (const BufferArg &b : buffers) {
+        if (b.name == name) return b;
+    }
+    compile_error("internal: kernel ", this->name, " has no buffer ", name);
+}
+
+Expr Kernel::warp_count() const {
+    Expr n = make_const(Int(64), 1);
+    for (const GridLoop &g : grid) n = n * cast(Int(64), g.extent);
+    return simplify(n);
+}
+
+Expr shuffle(const char *which, const Expr &value, const Expr &amount) {
+    return Call::make(value.type(), which, {value, cast(Int(32), amount)}, Call::PureExtern);
+}
+
+Expr lane_shift(const Expr &value, int64_t dp) {
+    return shuffle(dp > 0 ? intrinsic::shfl_up : intrinsic::shfl_down, value, make_const(Int(32), dp > 0 ? dp : -dp));
+}
+
+Expr chain_source(const Expr &condition, int64_t dp) {
+    return Call::make(Int(32), intrinsic::chain_source, {condition, make_const(Int(32), dp)}, Call::PureExtern);
+}
+
+Expr load(Type type, const std::string &buffer, const Expr &guard, const std::vector<Expr> &coords) {
+    std::vector<Expr> args{StringImm::make(buffer), guard};
+    args.insert(args.end(), coords.begin(), coords.end());
+    return Call::make(type, intrinsic::load, args, Call::PureExtern);
+}
+
+Stmt store(const std::string &buffer, const Expr &guard, const Expr &value, const std::vector<Expr> &coords) {
+    std::vector<Expr> args{StringImm::make(buffer), guard, value};
+    args.insert(args.end(), coords.begin(), coords.end());
+    return Evaluate::make(Call::make(Int(32), intrinsic::store, args, Call::Extern));
+}
+
+const Call *as_intrinsic(const Expr &e, const char *name) {
+    const Call *c = e.as<Call>();
+    return c && c->name == name ? c : nullptr;
+}
+
+Access access_of(const Call *op) {
+    Access a;
+    const StringImm *b = op->args[0].as<StringImm>();
+    if (!b) compile_error("internal: a load or store without a buffer name");
+    a.buffer = b->value;
+    a.guard = op->args[1];
+    size_t first = 2;
+    if (op->name == intrinsic::store) a.value = op->args[2], first = 3;
+    a.coords.assign(op->args.begin() + first, op->args.end());
+    return a;
+}
+
+bool is_lane_exchange(const Call *call) {
+    return call->name == intrinsic::shfl_up || call->name == intrinsic::shfl_down || call->name == intrinsic::shfl_idx ||
+           call->name == intrinsic::chain_source;
+}
+
+namespace {
+Expr buffer_field(const std::string &buffer, const char *field, int d) {
+    return Variable::make(Int(64), buffer + "." + field + "." + std::to_string(d));
+}
+}  // namespace
+
+Expr buffer_min(const std::string &buffer, int d) { return buffer_field(buffer, "min", d); }
+Expr buffer_extent(const std::string &buffer, int d) { return buffer_field(buffer, "extent", d); }
+Expr buffer_stride(const std::string &buffer, int d) { return buffer_field(buffer, "stride", d); }
+Expr warp_index() { return Variable::make(Int(64), "warp.index"); }
+
+Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
+    Expr index = make_const(Int(64), 0);
+    if (b.placement == Placement::Constant) {
+        int64_t stride = 1;
+        for (int d = 0; d < b.dimensions; d++) {
+            index = index + (cast(Int(64), coords[d]) - make_const(Int(64), b.region_min[d])) * make_const(Int(64), stride);
+            stride *= b.region_extent[d];
+        }
+    } else {
+        for (int d = 0; d < b.dimensions; d++) {
+            index = index + (cast(Int(64), coords[d]) - buffer_min(b.name, d)) * buffer_stride(b.name, d);
+        }
+    }
+    return simplify(index);
+}
+
+Expr in_bounds(const BufferArg &b, const std::vector<Expr> &coords) {
+    Expr inside = const_true();
+    for (int d = 0; d < b.dimensions; d++) {
+        Expr c = cast(Int(64), coords[d]);
+        if (b.placement == Placement::Constant) {
+            inside = inside && c >= make_const(Int(64), b.region_min[d]) && c < make_const(Int(64), b.region_min[d] + b.region_extent[d]);
+        } else {
+            inside = inside && c >= buffer_min(b.name, d) && c < buffer_min(b.name, d) + buffer_extent(b.name, d);
+        }
+    }
+    return simplify(inside);
+}
+
+namespace {
+class CallVisitor : public IRVisitor {
+public:
+    explicit CallVisitor(const std::function<void(const Call *)> &f) : fn(f) {}
+    const std::function<void(const Call *)> &fn;
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        fn(op);
+        IRVisitor::visit(op);
+    }
+};
+
+class CallReplacer : public IRMutator {
+public:
+    explicit CallReplacer(const std::function<Expr(const Call *)> &f) : fn(f) {}
+    const std::function<Expr(const Call *)> &fn;
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        Expr r = fn(op);
+        return r.defined() ? r : IRMutator::visit(op);
+    }
+};
+}  // namespace
+
+void for_each_call(const Expr &e, const std::function<void(const Call *)> &fn) {
+    CallVisitor v(fn);
+    e.accept(&v);
+}
+
+Expr replace_calls(const Expr &e, const std::function<Expr(const Call *)> &fn) { return CallReplacer(fn).mutate(e); }
+Stmt replace_calls(const Stmt &s, const std::function<Expr(const Call *)> &fn) { return CallReplacer(fn).mutate(s); }
+
+Stmt on_instances(const Stmt &s, const std::function<Stmt(const Stmt &)> &fn) {
+    class Finder : public IRMutator {
+    public:
+        explicit Finder(const std::function<Stmt(const Stmt &)> &f) : fn(f) {}
+        const std::function<Stmt(const Stmt &)> &fn;
+        using IRMutator::visit;
+        Stmt visit(const ProducerConsumer *op) override {
+            if (op->name != array_instance_marker) return IRMutator::visit(op);
+            return ProducerConsumer::make(op->name, op->is_producer, fn(op->body));
+        }
+    } finder(fn);
+    return finder.mutate(s);
+}
+
+void on_large_stack(const std::function<void()> &action) {
+    // An unrolled body nests one LetStmt per value: 10^5 frames and more. A
+    // thread of its own with a large stack (sanitizers follow threads, not
+    // swapped contexts); an exception thrown inside comes out here.
+    constexpr size_t kernel_stack_size = size_t(512) << 20;
+    struct Job {
+        const std::function<void()> *action;
+        std::exception_ptr error;
+    } job{&action, nullptr};
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, kernel_stack_size);
+    pthread_t thread;
+    auto run = [](void *arg) -> void * {
+        Job *j = static_cast<Job *>(arg);
+        try {
+            (*j->action)();
+        } catch (...) {
+            j->error = std::current_exception();
+        }
+        return nullptr;
+    };
+    int failed = pthread_create(&thread, &attributes, run, &job);
+    pthread_attr_destroy(&attributes);
+    if (failed) {
+        action();  // no thread to be had: the caller's stack
+        return;
+    }
+    pthread_join(thread, nullptr);
+    if (job.error) std::rethrow_exception(job.error);
+}
+
+static void print_unwrapped(std::ostream &out, const Kernel &k) {
+    out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << warp_size << " lanes";
+    if (k.pes_per_lane > 1) out << ", " << k.pes_per_lane << " per lane";
+    out << ", " << k.warps_per_block
+        << " warps per block)\n";
+    for (const BufferArg &b : k.buffers) {
+        out << "  " << (b.is_output ? "output " : "input ") << b.name << ": " << b.type << ", " << b.dimensions << "-D";
+        if (b.placement == Placement::Constant) {
+            out << ", constant memory, region";
+            for (int d = 0; d < b.dimensions; d++) out << " [" << b.region_min[d] << ", " << b.region_min[d] + b.region_extent[d] << ")";
+        }
+        out << "\n";
+    }
+    out << "  grid (warps, innermost first):";
+    if (k.grid.empty()) out << " one warp";
+    for (const GridLoop &g : k.grid) out << " " << g.var << " in [" << g.min << ", " << g.min << " + " << g.extent << ")";
+    out << "\n" << k.body;
+}
+
+}  // namespace kir
+}  // namespace pulse
+
+namespace pulse::kir {
+void print(std::ostream &out, const Kernel &k) {
+    on_large_stack([&] { print_unwrapped(out, k); });
+}
+}  // namespace pulse::kir

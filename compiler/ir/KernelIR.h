@@ -1,0 +1,169 @@
+// The kernel IR: what one warp of a GPU (or one hardware thread of CM) runs,
+// between the systolic IR (what each PE computes at each step) and the text
+// of a backend. Mapping decisions live here, made once by passes
+// (LowerToKernel.h, KernelPasses.h); the CUDA printer (CodeGenCudaKernel.h)
+// only prints, and the CPU executor (KernelExecutor.h) runs the same IR.
+//
+// The body is a Halide Stmt, so Halide's IRPrinter, IRMutator, simplifier and
+// substitution work on it unchanged. Every lane of a warp runs the body in lock
+// step; the conventions on top of Halide's nodes are:
+//   - LetStmt, Block, For (Serial or Unrolled; bounds are the same on every
+//     lane), IfThenElse (a guard: lanes where it is false skip the branch).
+//   - Register arrays: Allocate with MemoryType::Register, read and written by
+//     Load/Store with constant indices only (so they stay in registers).
+//   - Intrinsic calls (names below). Lane exchanges (shfl_*, ballot,
+//     chain_source) read other lanes, so they appear only as the value of a
+//     LetStmt outside any guard: every lane takes part.
+//   - Global buffers are read by `load` and written by `store`, each with its
+//     own bounds guard (the element lies inside the buffer), so a load is safe
+//     wherever it is evaluated and passes may move or merge loads freely.
+//   - Run-time sizes are variables BUFFER.min.D, BUFFER.extent.D and
+//     BUFFER.stride.D (Int(64)); the warp's index in the grid is warp.index,
+//     and the lane `lane`. A lane runs Kernel::pes_per_lane PEs (slots
+//     j = 0, 1, ...: PE pe_min + lane * pes_per_lane + j); the lowering writes
+//     each slot's PE index out, so the body names no PE variable.
+#ifndef PULSE_KERNEL_IR_H
+#define PULSE_KERNEL_IR_H
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "ir/UreProgram.h"
+
+namespace pulse {
+namespace kir {
+
+constexpr int warp_size = 32;
+/// The lane in the warp (Int(32)), bound by the printer and the executor.
+constexpr const char *lane_var = "lane";
+
+/// Where a buffer's elements live while the kernel runs.
+enum class Placement {
+    Global,    ///< device memory, read through the cache hierarchy
+    Constant,  ///< a generation-time-sized region copied to constant memory at launch
+};
+
+/// A buffer argument of the kernel: an input of the spec or an output URE.
+struct BufferArg {
+    std::string name;
+    Halide::Type type;
+    int dimensions = 0;
+    bool is_output = false;
+    Placement placement = Placement::Global;
+    /// For Placement::Constant: the region [min, min + extent) per dimension
+    /// the kernel reads, known at generation time; stored dense, dimension 0
+    /// innermost.
+    std::vector<int64_t> region_min, region_extent;
+    int64_t region_elements() const;
+};
+
+/// A loop mapped onto the warps of the grid (the warp index decodes into
+/// these, innermost fastest).
+struct GridLoop {
+    std::string var;
+    int64_t min = 0;
+    Halide::Expr extent;  ///< over the buffers' run-time sizes
+};
+
+struct Kernel {
+    std::string name;
+    std::vector<BufferArg> buffers;  ///< inputs in the spec's order, then outputs
+    std::vector<GridLoop> grid;      ///< innermost first
+    int warps_per_block = 8;
+    int64_t pe_count = 0;            ///< PEs of the array; lanes (slots) past them idle
+    int64_t pe_min = 0;              ///< PE of lane 0, slot 0
+    int64_t pes_per_lane = 1;        ///< PEs each lane runs (blocked: lane l holds PEs l*n .. l*n + n - 1)
+    /// Run by every warp; lanes in lock step.
+    Halide::Internal::Stmt body;
+    /// What the kernel computes, for the comment block of printed code.
+    std::string description;
+
+    const BufferArg &buffer(const std::string &name) const;
+    /// Number of warps the grid needs: the product of the grid extents.
+    Halide::Expr warp_count() const;
+};
+
+/// Name of the ProducerConsumer node that wraps the straight-line code of one
+/// array instance (inside the per-thread serial loops): passes that work on
+/// straight-line code (load hoisting, interior specialization) start there.
+constexpr const char *array_instance_marker = "pulse.array_instance";
+
+// ---- intrinsics -----------------------------------------------------------
+namespace intrinsic {
+constexpr const char *shfl_up = "pulse.shfl_up";           ///< (v, d): v on lane - d (own v if lane < d)
+constexpr const char *shfl_down = "pulse.shfl_down";       ///< (v, d): v on lane + d (own v past the warp)
+constexpr const char *shfl_idx = "pulse.shfl_idx";         ///< (v, l): v on lane l
+/// (cond, dp): the nearest lane l - k*dp (k >= 0) where cond holds, -1 if none.
+constexpr const char *chain_source = "pulse.chain_source";
+/// (buffer, guard, coords...): guard ? buffer(coords) : 0
+constexpr const char *load = "pulse.load";
+/// (buffer, guard, value, coords...): if guard, buffer(coords) = value
+constexpr const char *store = "pulse.store";
+}  // namespace intrinsic
+
+Halide::Expr shuffle(const char *which, const Halide::Expr &value, const Halide::Expr &amount);
+/// `value` as lane l - dp holds it (shfl_up for dp > 0, shfl_down for dp < 0).
+Halide::Expr lane_shift(const Halide::Expr &value, int64_t dp);
+Halide::Expr chain_source(const Halide::Expr &condition, int64_t dp);
+/// Element `coords` of `buffer`, or 0 where `guard` is false. Coordinates
+/// stay unflattened until printing: the placement decides the layout.
+Halide::Expr load(Halide::Type type, const std::string &buffer, const Halide::Expr &guard,
+                  const std::vector<Halide::Expr> &coords);
+Halide::Internal::Stmt store(const std::string &buffer, const Halide::Expr &guard, const Halide::Expr &value,
+                             const std::vector<Halide::Expr> &coords);
+/// Parts of a load or store call.
+struct Access {
+    std::string buffer;
+    Halide::Expr guard, value;  ///< value: stores only
+    std::vector<Halide::Expr> coords;
+};
+Access access_of(const Halide::Internal::Call *load_or_store);
+
+/// Fields of an intrinsic call; nullptr if `e` is not that intrinsic.
+const Halide::Internal::Call *as_intrinsic(const Halide::Expr &e, const char *name);
+/// True for intrinsics that read other lanes.
+bool is_lane_exchange(const Halide::Internal::Call *call);
+
+/// BUFFER.min.D, BUFFER.extent.D, BUFFER.stride.D.
+Halide::Expr buffer_min(const std::string &buffer, int d);
+Halide::Expr buffer_extent(const std::string &buffer, int d);
+Halide::Expr buffer_stride(const std::string &buffer, int d);
+/// The warp's index in the grid.
+Halide::Expr warp_index();
+
+/// The flat element index of `coords` in `buffer`: sum (c_d - min_d) * stride_d
+/// (Int(64)); for a constant-memory buffer, the dense offset into its region.
+Halide::Expr flat_index(const BufferArg &buffer, const std::vector<Halide::Expr> &coords);
+/// True where `coords` lies inside the buffer (its run-time extents, or its region).
+Halide::Expr in_bounds(const BufferArg &buffer, const std::vector<Halide::Expr> &coords);
+
+// ---- small IR helpers over Call nodes ------------------------------------
+
+/// Calls `fn(call)` for every Call in `e`, outermost first.
+void for_each_call(const Halide::Expr &e, const std::function<void(const Halide::Internal::Call *)> &fn);
+
+/// `e` with calls replaced: `fn` sees each Call, outermost first, and returns
+/// its replacement, or an undefined Expr to keep it (its arguments are then
+/// visited in turn).
+Halide::Expr replace_calls(const Halide::Expr &e, const std::function<Halide::Expr(const Halide::Internal::Call *)> &fn);
+Halide::Internal::Stmt replace_calls(const Halide::Internal::Stmt &s,
+                                     const std::function<Halide::Expr(const Halide::Internal::Call *)> &fn);
+
+/// Prints the kernel: buffers, grid and the body (Halide's IR syntax).
+void print(std::ostream &out, const Kernel &kernel);
+
+/// `s` with the body of every array-instance marker replaced by fn(body).
+Halide::Internal::Stmt on_instances(const Halide::Internal::Stmt &s,
+                                    const std::function<Halide::Internal::Stmt(const Halide::Internal::Stmt &)> &fn);
+
+/// Runs `action` on a stack deep enough for kernel bodies of thousands of
+/// nested lets (every pass, printer and the executor recurse through them);
+/// an exception thrown inside comes out to the caller.
+void on_large_stack(const std::function<void()> &action);
+
+}  // namespace kir
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,171 @@
+#include "ir/Scalar.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "pulse/Error.h"
+
+namespace pulse {
+
+using Halide::Type;
+
+namespace {
+
+/// Truncates towards zero into int64, saturating; NaN is 0.
+int64_t truncate_to_int64(double v) {
+    if (std::isnan(v)) return 0;
+    if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+    if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+    return (int64_t)v;  // in range: truncates towards zero
+}
+
+/// Truncates towards zero into uint64: a negative value wraps like its int64
+/// truncation (as C on the usual targets does for an in-range int64), a value
+/// of 2^64 or more saturates; NaN is 0.
+uint64_t truncate_to_uint64(double v) {
+    if (std::isnan(v)) return 0;
+    if (v < 0) return (uint64_t)truncate_to_int64(v);
+    if (v >= 18446744073709551616.0) return std::numeric_limits<uint64_t>::max();
+    return (uint64_t)v;
+}
+
+/// An operand of signed integer type of `width` bits, as its exact value.
+int64_t signed_operand(const Scalar &v, int width) { return wrap_signed(v.as_uint(), width); }
+/// An operand of unsigned integer type of `width` bits, as its exact value.
+uint64_t unsigned_operand(const Scalar &v, int width) { return v.as_uint() & width_mask(width); }
+
+/// The shape of a scalar type the evaluator distinguishes.
+enum class Shape { Bool, Signed, Unsigned, Float32, Float64 };
+
+Shape shape_of(Type t) {
+    if (t.is_bool()) return Shape::Bool;
+    if (t.is_int()) return Shape::Signed;
+    if (t.is_uint()) return Shape::Unsigned;
+    return t.bits() == 32 ? Shape::Float32 : Shape::Float64;
+}
+
+}  // namespace
+
+Scalar Scalar::zero(Type t) {
+    switch (shape_of(t)) {
+    case Shape::Bool:
+    case Shape::Unsigned: return of_uint(0);
+    case Shape::Signed: return of_int(0);
+    case Shape::Float32: return of_float(0.0f);
+    case Shape::Float64: return of_double(0.0);
+    }
+    return Scalar();
+}
+
+int64_t Scalar::as_int() const {
+    switch (kind_) {
+    case Kind::Int: return bits_.i;
+    case Kind::UInt: return (int64_t)bits_.u;
+    case Kind::Float32: return truncate_to_int64(bits_.f);
+    case Kind::Float64: return truncate_to_int64(bits_.d);
+    }
+    return 0;
+}
+
+uint64_t Scalar::as_uint() const {
+    switch (kind_) {
+    case Kind::Int: return (uint64_t)bits_.i;
+    case Kind::UInt: return bits_.u;
+    case Kind::Float32: return truncate_to_uint64(bits_.f);
+    case Kind::Float64: return truncate_to_uint64(bits_.d);
+    }
+    return 0;
+}
+
+float Scalar::as_float() const {
+    switch (kind_) {
+    case Kind::Int: return (float)bits_.i;
+    case Kind::UInt: return (float)bits_.u;
+    case Kind::Float32: return bits_.f;
+    case Kind::Float64: return (float)bits_.d;
+    }
+    return 0;
+}
+
+double Scalar::as_double() const {
+    switch (kind_) {
+    case Kind::Int: return (double)bits_.i;
+    case Kind::UInt: return (double)bits_.u;
+    case Kind::Float32: return bits_.f;
+    case Kind::Float64: return bits_.d;
+    }
+    return 0;
+}
+
+bool Scalar::same(const Scalar &a, const Scalar &b) {
+    if (a.is_integer() && b.is_integer()) return a.as_uint() == b.as_uint();
+    const double x = a.as_double(), y = b.as_double();
+    return x == y || (std::isnan(x) && std::isnan(y));
+}
+
+bool Scalar::is_true() const {
+    switch (kind_) {
+    case Kind::Int: return bits_.i != 0;
+    case Kind::UInt: return bits_.u != 0;
+    case Kind::Float32: return bits_.f != 0;
+    case Kind::Float64: return bits_.d != 0;
+    }
+    return false;
+}
+
+bool is_supported_type(Type t) {
+    if (t.lanes() != 1) return false;
+    if (t.is_bool()) return true;
+    if (t.is_int_or_uint()) return t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
+    return t.is_float() && !t.is_bfloat() && (t.bits() == 32 || t.bits() == 64);
+}
+
+void require_supported_type(Type t, const std::string &where) {
+    if (!is_supported_type(t)) {
+        std::ostringstream s;
+        s << t;
+        compile_error(where, " has type ", s.str(),
+                      ", which Pulse does not evaluate; use bool, (u)int8/16/32/64, float32 or float64");
+    }
+}
+
+Scalar Scalar::normalize(Scalar v, Type t) {
+    switch (shape_of(t)) {
+    case Shape::Bool: return of_bool(v.is_true());
+    case Shape::Signed: return of_int(wrap_signed(v.is_integer() ? v.as_uint() : (uint64_t)v.as_int(), t.bits()));
+    case Shape::Unsigned: return of_uint(v.as_uint() & width_mask(t.bits()));
+    case Shape::Float32: return of_float(v.as_float());
+    case Shape::Float64: return of_double(v.as_double());
+    }
+    return v;
+}
+
+Scalar Scalar::cast(Scalar v, Type from, Type to) {
+    const Shape f = shape_of(from), t = shape_of(to);
+    if (f == Shape::Float32 || f == Shape::Float64) {
+        // Read the float at its own precision, then convert once.
+        const double x = f == Shape::Float32 ? (double)v.as_float() : v.as_double();
+        switch (t) {
+        case Shape::Bool: return of_bool(x != 0 || std::isnan(x));
+        case Shape::Signed: return of_int(wrap_signed((uint64_t)truncate_to_int64(x), to.bits()));
+        case Shape::Unsigned: return of_uint(truncate_to_uint64(x) & width_mask(to.bits()));
+        case Shape::Float32: return of_float(f == Shape::Float32 ? v.as_float() : (float)x);
+        case Shape::Float64: return of_double(x);
+        }
+    }
+    // An integer or bool source: its exact value first.
+    const bool is_signed = f == Shape::Signed;
+    const int64_t si = is_signed ? signed_operand(v, from.bits()) : 0;
+    const uint64_t ui = is_signed ? (uint64_t)si : f == Shape::Bool ? (v.is_true() ? 1 : 0) : unsigned_operand(v, from.bits());
+    switch (t) {
+    case Shape::Bool: return of_bool(ui != 0);
+    case Shape::Signed: return of_int(wrap_signed(ui, to.bits()));
+    case Shape::Unsigned: return of_uint(ui & width_mask(to.bits()));
+    case Shape::Float32: return of_float(is_signed ? (float)si : (float)ui);
+    case Shape::Float64: return of_double(is_signed ? (double)si : (double)ui);
+    }
+    return v;
+}
+
+}  // namespace pulse

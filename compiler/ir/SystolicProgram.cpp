@@ -1,0 +1,163 @@
+#include "ir/SystolicProgram.h"
+
+#include <ostream>
+#include <sstream>
+
+namespace pulse {
+namespace sys {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+const char *const tap_prefix = "pulse.tap.";
+
+/// Halide's printer, with taps written as `Z[s-1, t-1]` (relative to the
+/// current lane and step) and input reads as `x(s + 4)`.
+class SystolicPrinter : public IRPrinter {
+public:
+    SystolicPrinter(std::ostream &out, const SystolicProgram &p) : IRPrinter(out), program(p) {}
+
+protected:
+    using IRPrinter::visit;
+    void visit(const Call *op) override {
+        Tap tap;
+        if (is_tap(op, &tap)) {
+            stream << tap_text(program, tap);
+            return;
+        }
+        if (ir::is_undefined_value(op)) {
+            stream << "undefined";
+            return;
+        }
+        if (op->call_type == Call::Image) {
+            stream << op->name << "(";
+            for (size_t i = 0; i < op->args.size(); i++) {
+                if (i) stream << ", ";
+                print_no_parens(op->args[i]);
+            }
+            stream << ")";
+            return;
+        }
+        IRPrinter::visit(op);
+    }
+
+private:
+    const SystolicProgram &program;
+
+public:
+    static std::string tap_text(const SystolicProgram &p, const Tap &tap) {
+        auto offset = [](const std::string &v, int64_t d) {
+            std::ostringstream s;
+            s << v;
+            if (d > 0) s << "-" << d;
+            if (d < 0) s << "+" << -d;
+            return s.str();
+        };
+        return tap.var + "[" + offset(p.space_var, tap.dp) + ", " + offset(p.time_var, tap.dt) + "]";
+    }
+};
+
+std::string expr_text(const SystolicProgram &p, const Expr &e) {
+    if (!e.defined()) return "<none>";
+    if (e.type().is_bool() && is_const_one(e)) return "true";
+    std::ostringstream out;
+    SystolicPrinter printer(out, p);
+    printer.print_no_parens(e);
+    return out.str();
+}
+
+}  // namespace
+
+const char *to_string(Dataflow d) {
+    switch (d) {
+    case Dataflow::Broadcast: return "broadcast";
+    case Dataflow::Forwarded: return "forwarded";
+    case Dataflow::Stays: return "stays";
+    case Dataflow::Aggregated: return "aggregated";
+    case Dataflow::Migrates: return "migrates";
+    case Dataflow::Sedimented: return "sedimented";
+    }
+    return "?";
+}
+
+char dataflow_letter(Dataflow d) {
+    switch (d) {
+    case Dataflow::Broadcast: return 'B';
+    case Dataflow::Forwarded: return 'F';
+    case Dataflow::Stays: return 'S';
+    case Dataflow::Aggregated: return 'A';
+    case Dataflow::Migrates: return 'M';
+    case Dataflow::Sedimented: return 'S';
+    }
+    return '?';
+}
+
+const Variable &SystolicProgram::variable(const std::string &name) const {
+    for (const Variable &v : variables) {
+        if (v.name == name) return v;
+    }
+    compile_error("the systolic program ", source.name, " has no variable ", name);
+}
+
+Expr make_tap(Type type, const Tap &tap) {
+    return Call::make(type, tap_prefix + tap.var, {make_const(Int(32), tap.dp), make_const(Int(32), tap.dt)},
+                      Call::PureExtern);
+}
+
+bool is_tap(const Expr &e, Tap *tap) {
+    const Call *call = e.as<Call>();
+    if (!call || call->call_type != Call::PureExtern || call->name.rfind(tap_prefix, 0) != 0 || call->args.size() != 2) {
+        return false;
+    }
+    const int64_t *dp = as_const_int(call->args[0]), *dt = as_const_int(call->args[1]);
+    if (!dp || !dt) return false;
+    if (tap) *tap = Tap{call->name.substr(std::string(tap_prefix).size()), *dp, *dt};
+    return true;
+}
+
+void print(std::ostream &out, const SystolicProgram &p) {
+    const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
+    out << "systolic program " << p.source.name << ": " << p.pe_count << " PEs x " << p.steps() << " steps\n";
+    out << "  // transform (";
+    for (size_t i = 0; i < t.source_loops.size(); i++) out << (i ? ", " : "") << t.source_loops[i];
+    out << ") -> (" << p.space_var << ", " << p.time_var << "); reverse: ";
+    for (size_t i = 0; i < t.source_loops.size(); i++) {
+        out << (i ? ", " : "") << t.source_loops[i] << " = " << expr_text(p, p.reverse[i]);
+    }
+    out << "\n";
+    for (const Variable &v : p.variables) {
+        out << "  // " << v.name << ": history " << v.history << ", " << to_string(v.dataflow) << ", taps";
+        if (v.taps.empty()) out << " (none)";
+        for (const Tap &tap : v.taps) out << " " << SystolicPrinter::tap_text(p, tap);
+        out << "\n";
+    }
+    std::string indent = "  ";
+    for (size_t i = p.instance_loops.size(); i-- > 0;) {
+        const ir::Loop &l = p.instance_loops[i];
+        out << indent << "for " << l.var << " in [" << l.min << ", " << l.max() << "]:  // array instance\n";
+        indent += "  ";
+    }
+    out << indent << "for " << p.time_var << " in [" << p.time_min << ", " << p.time_max << "]:\n";
+    indent += "  ";
+    out << indent << "for all lanes " << p.space_var << " in [" << p.pe_min << ", " << p.pe_min + p.pe_count - 1
+        << "] in lock step:\n";
+    indent += "  ";
+    out << indent << "active = " << expr_text(p, p.has_preimage) << "\n";
+    if (p.check_time) {
+        out << indent << "if active:  // CheckTime\n";
+        indent += "  ";
+    }
+    for (const Statement &s : p.statements) {
+        if (s.is_output) {
+            out << indent << (p.check_time ? "" : "if active: ") << s.ure << "(";
+            for (size_t i = 0; i < s.output_index.size(); i++) out << (i ? ", " : "") << expr_text(p, s.output_index[i]);
+            out << ") = " << expr_text(p, s.value) << "\n";
+        } else {
+            out << indent << s.ure << "[" << p.space_var << ", " << p.time_var << "] = " << expr_text(p, s.value) << "\n";
+        }
+    }
+}
+
+}  // namespace sys
+}  // namespace pulse

@@ -1,0 +1,115 @@
+// The systolic IR: a linear array of PEs running in lock step. It is what the
+// space-time transform lowers a URE program to (LowerToSystolic.h), what the
+// simulator executes (Simulator.h), and what the backends start from: CUDA
+// maps it onto warps as the kernel IR (LowerToKernel.h, KernelIR.h), CM
+// prints it directly (CodeGenCM.h).
+//
+// Semantics (one array instance; every assignment of the instance loops runs
+// its own array, independently):
+//
+//   for t in [time_min, time_max]:                  // the time loop
+//     for all lanes l in [0, pe_count) in lock step: // p = pe_min + l
+//       active(l) = has_preimage(p, t)
+//       for each statement, in merge order:
+//         every lane evaluates `value` (with CheckTime only active lanes do);
+//         a tap (V, dp, dt) reads the value V got on lane l - dp at step t - dt;
+//         dt = 0 reads a value of this step: an earlier statement (dp = 0), or a
+//           copy chain V(x) = V(x - d) along the lanes (dp != 0: a broadcast);
+//         a recurrence statement writes V's value of (l, t) into V's history;
+//         an output statement stores, on active lanes where its select is
+//           taken, into the output at output_index.
+//       Input loads and output stores happen only on active lanes, with or
+//       without CheckTime; an inactive lane's other values are never read by
+//       an active lane (the validator proves it: the transform is injective and
+//       every tap an active lane takes reads a point of the domain).
+#ifndef PULSE_SYSTOLIC_PROGRAM_H
+#define PULSE_SYSTOLIC_PROGRAM_H
+
+#include "ir/UreProgram.h"
+
+namespace pulse {
+namespace sys {
+
+/// A read of a recurrence variable at a constant offset in lanes and steps.
+struct Tap {
+    std::string var;
+    int64_t dp = 0;  ///< lanes: reads lane l - dp
+    int64_t dt = 0;  ///< steps: reads step t - dt
+    bool operator==(const Tap &o) const { return var == o.var && dp == o.dp && dt == o.dt; }
+};
+
+/// Dataflow classes of Jo et al.: inputs/weights are Broadcast, Forwarded or
+/// Stay; partial sums are Aggregated, Migrate or are Sedimented.
+enum class Dataflow { Broadcast, Forwarded, Stays, Aggregated, Migrates, Sedimented };
+const char *to_string(Dataflow d);
+/// The one-letter code used in design names (B, F, S, A, M, S).
+char dataflow_letter(Dataflow d);
+
+/// A recurrence variable of the array: one register history per lane.
+struct Variable {
+    std::string name;
+    Halide::Type type;
+    int64_t history = 0;             ///< max dt over its taps: registers of past values per lane
+    std::vector<Tap> taps;           ///< every distinct (dp, dt) at which it is read
+    bool is_partial_sum = false;     ///< reads itself (accumulates); otherwise an input/weight carrier
+    Dataflow dataflow = Dataflow::Stays;
+};
+
+/// One URE of the loop body, rewritten over (space, time, instance loops).
+struct Statement {
+    std::string ure;
+    Halide::Type type;
+    bool is_output = false;
+    /// The value: source loop variables replaced by the reverse map (over the
+    /// space and time variables), recurrence calls replaced by taps (make_tap).
+    Halide::Expr value;
+    /// For outputs: the element stored, one index per output argument, over
+    /// the space, time and instance variables.
+    std::vector<Halide::Expr> output_index;
+};
+
+/// A read of an input, as a function of the space, time and instance variables.
+struct InputRead {
+    std::string input;
+    std::string consumer;
+    std::vector<Halide::Expr> index;
+    bool stationary = false;         ///< depends on space (and instance) only: loaded once per lane
+    bool broadcast = false;          ///< depends on time (and instance) only: one value for all lanes
+};
+
+struct SystolicProgram {
+    ir::UreProgram source;                   ///< the program it was lowered from
+    std::string space_var, time_var;         ///< the destination loop names (e.g. s, t)
+    int64_t pe_min = 0, pe_count = 0;        ///< lanes l = p - pe_min in [0, pe_count)
+    int64_t time_min = 0, time_max = -1;     ///< steps
+    std::vector<ir::Loop> instance_loops;    ///< loops outside the transform, innermost first
+    /// Source loop values at (p, t), one per source loop in the order of
+    /// SpaceTimeTransform::source_loops (quasi-affine: may use / and %).
+    std::vector<Halide::Expr> reverse;
+    /// True iff (p, t) is the image of a point of the domain.
+    Halide::Expr has_preimage;
+    /// How `reverse` was obtained (ReverseMap::how): "unimodular inverse",
+    /// "isl quasi-affine inverse" or "user reverse transform (verified)".
+    /// Added after the first version of this header; printed by the report.
+    std::string reverse_how;
+    bool check_time = false;
+    std::vector<Variable> variables;         ///< merge order, recurrence UREs only
+    std::vector<Statement> statements;       ///< merge order, all UREs
+    std::vector<InputRead> input_reads;
+
+    int64_t steps() const { return time_max - time_min + 1; }
+    const Variable &variable(const std::string &name) const;
+};
+
+/// A tap as an Expr inside Statement::value.
+Halide::Expr make_tap(Halide::Type type, const Tap &tap);
+/// If `e` is a tap, returns true and fills `tap`.
+bool is_tap(const Halide::Expr &e, Tap *tap = nullptr);
+
+/// Prints the lowered program: time loop, lanes, statements with guards and taps.
+void print(std::ostream &out, const SystolicProgram &program);
+
+}  // namespace sys
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,240 @@
+#include "ir/UreProgram.h"
+
+#include "ir/ReferenceOrder.h"
+
+#include <ostream>
+#include <sstream>
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+const char *to_string(Place place) { return place == Place::Host ? "Host" : "Device"; }
+
+const char *to_string(MemoryType memory) {
+    switch (memory) {
+    case MemoryType::Register: return "Register";
+    case MemoryType::Shared: return "Shared";
+    case MemoryType::Global: return "Global";
+    }
+    return "?";
+}
+
+namespace ir {
+
+namespace {
+const char *const undefined_name = "pulse.undefined";
+
+/// Halide's printer, with calls written as the user wrote them.
+class SourcePrinter : public IRPrinter {
+public:
+    using IRPrinter::IRPrinter;
+
+protected:
+    using IRPrinter::visit;
+    void visit(const Call *op) override {
+        if (op->name == undefined_name) {
+            stream << "undefined";
+            return;
+        }
+        std::string name = op->name;
+        std::string prefix = recurrence_call_prefix();
+        if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+        if (op->call_type == Call::Image || name != op->name) {
+            stream << name << "(";
+            for (size_t i = 0; i < op->args.size(); i++) {
+                if (i) stream << ", ";
+                print_no_parens(op->args[i]);
+            }
+            stream << ")";
+            return;
+        }
+        IRPrinter::visit(op);
+    }
+};
+}  // namespace
+
+Expr undefined_value(Type type) {
+    return Call::make(type, undefined_name, {}, Call::PureIntrinsic);
+}
+
+bool is_undefined_value(const Expr &e) {
+    const Call *call = e.as<Call>();
+    return call && call->name == undefined_name;
+}
+
+Halide::Expr defined_condition(const Halide::Expr &e) {
+    using namespace Halide::Internal;
+    if (is_undefined_value(e)) return const_false();
+    if (const Select *op = e.as<Select>()) {
+        return simplify(select(op->condition, defined_condition(op->true_value), defined_condition(op->false_value)));
+    }
+    return const_true();
+}
+
+Expr make_recurrence_call(Type type, const std::string &func, const std::vector<Expr> &args) {
+    return Call::make(type, recurrence_call_prefix() + func, args, Call::PureExtern);
+}
+
+std::string recurrence_callee(const Expr &e) {
+    const Call *call = e.as<Call>();
+    std::string prefix = recurrence_call_prefix();
+    if (call && call->call_type == Call::PureExtern && call->name.rfind(prefix, 0) == 0) {
+        return call->name.substr(prefix.size());
+    }
+    return "";
+}
+
+std::string input_callee(const Expr &e) {
+    const Call *call = e.as<Call>();
+    if (call && call->call_type == Call::Image) return call->name;
+    return "";
+}
+
+std::string to_source(const Expr &e) {
+    if (!e.defined()) return "<none>";
+    if (e.type().is_bool() && is_const_one(e)) return "true";
+    std::ostringstream out;
+    SourcePrinter printer(out);
+    printer.print_no_parens(e);
+    return out.str();
+}
+
+const Loop &UreProgram::loop(const std::string &var) const {
+    int i = loop_index(var);
+    if (i < 0) compile_error("'", var, "' is not a loop of the nest of ", name);
+    return loops[i];
+}
+
+int UreProgram::loop_index(const std::string &var) const {
+    for (size_t i = 0; i < loops.size(); i++) {
+        if (loops[i].var == var) return (int)i;
+    }
+    return -1;
+}
+
+const Ure &UreProgram::ure(const std::string &n) const {
+    int i = ure_index(n);
+    if (i < 0) compile_error("'", n, "' is not one of the merged UREs of ", name);
+    return ures[i];
+}
+
+int UreProgram::ure_index(const std::string &n) const {
+    for (size_t i = 0; i < ures.size(); i++) {
+        if (ures[i].name == n) return (int)i;
+    }
+    return -1;
+}
+
+const InputDecl &UreProgram::input(const std::string &n) const {
+    for (const InputDecl &in : inputs) {
+        if (in.name == n) return in;
+    }
+    compile_error("'", n, "' is not an input of ", name);
+}
+
+int64_t UreProgram::domain_size() const {
+    int64_t size = 1;
+    for (const Loop &l : loops) size *= l.extent;
+    return size;
+}
+
+std::vector<Expr> Ure::output_index() const {
+    if (!index.empty()) return index;
+    std::vector<Expr> vars;
+    for (const std::string &a : args) vars.push_back(Variable::make(Int(32), a));
+    return vars;
+}
+
+std::string Ure::lhs_text() const {
+    std::string s = name + "(";
+    std::vector<Expr> written = output_index();
+    for (size_t i = 0; i < written.size(); i++) s += (i ? ", " : "") + to_source(written[i]);
+    return s + ")";
+}
+
+std::vector<const Ure *> UreProgram::outputs() const {
+    std::vector<const Ure *> result;
+    for (const Ure &u : ures) {
+        if (u.is_output) result.push_back(&u);
+    }
+    return result;
+}
+
+namespace {
+std::string join(const std::vector<std::string> &items) {
+    std::string s;
+    for (size_t i = 0; i < items.size(); i++) s += (i ? ", " : "") + items[i];
+    return s;
+}
+
+std::string distance_text(const UreProgram &p, const std::vector<int64_t> &d) {
+    std::ostringstream out;
+    out << "(";
+    for (size_t i = 0; i < d.size(); i++) out << (i ? ", " : "") << p.loops[i].var << ":" << d[i];
+    out << ")";
+    return out.str();
+}
+}  // namespace
+
+void print(std::ostream &out, const UreProgram &p) {
+    out << "UREs of " << p.name << "\n";
+    out << "  loops (outermost first):";
+    for (auto it = p.loops.rbegin(); it != p.loops.rend(); ++it) {
+        out << "  " << it->var << " in [" << it->min << ", " << it->max() << "]";
+    }
+    out << "\n  inputs:";
+    for (const InputDecl &in : p.inputs) out << "  " << in.name << " (" << in.type << ", " << in.dimensions << "-D)";
+    out << "\n";
+    for (const Ure &u : p.ures) {
+        out << "  " << (u.is_output ? "output " : "") << u.lhs_text() << " = "
+            << to_source(u.value) << "    [" << u.type << ", " << to_string(u.place) << "]\n";
+    }
+    if (!p.reference_nesting.empty()) out << "  reference order: " << reference_order_text(p) << "\n";
+    out << "  dependences:\n";
+    for (const Dependence &d : p.dependences) {
+        out << "    " << d.consumer << " <- " << d.call_text << "  d = " << distance_text(p, d.distance)
+            << (d.is_copy ? "  copy" : "") << "  when " << to_source(d.condition) << "\n";
+    }
+    const Schedule &s = p.schedule;
+    for (const Tile &t : s.tiles) {
+        out << "  " << (t.unroll_inner ? "tile " : "split ") << t.var << " -> " << t.outer << " * " << t.factor << " + " << t.inner
+            << "\n";
+    }
+    if (!s.reorder.empty()) out << "  reorder (innermost first): " << join(s.reorder) << "\n";
+    if (!s.gpu_blocks.empty()) out << "  gpu_blocks: " << join(s.gpu_blocks) << "\n";
+    if (!s.gpu_threads.empty()) out << "  gpu_threads: " << join(s.gpu_threads) << "\n";
+    for (const Staging &st : s.stagings) {
+        out << "  " << st.source << ".in(" << st.consumer << ")";
+        if (st.compute_at_func) out << ".compute_at(" << *st.compute_at_func << ", " << *st.compute_at_loop << ")";
+        if (st.memory) out << ".store_in(" << to_string(*st.memory) << ")";
+        out << "\n";
+    }
+    if (s.transform) {
+        const SpaceTimeTransform &t = *s.transform;
+        out << "  space_time_transform (" << join(t.source_loops) << ") -> (" << join(t.destination_loops) << ")";
+        for (size_t r = 0; r < t.matrix.size(); r++) {
+            out << "\n    " << t.destination_loops[r] << " =";
+            bool first = true;
+            for (size_t c = 0; c < t.matrix[r].size(); c++) {
+                int64_t k = t.matrix[r][c];
+                if (k == 0) continue;
+                out << (first ? " " : (k > 0 ? " + " : " - ")) << (first && k < 0 ? "-" : "");
+                int64_t a = k < 0 ? -k : k;
+                if (a != 1) out << a << "*";
+                out << t.source_loops[c];
+                first = false;
+            }
+            if (first) out << " 0";
+        }
+        if (!t.reverse.empty()) {
+            out << "\n    reverse:";
+            for (size_t i = 0; i < t.reverse.size(); i++) out << " " << t.source_loops[i] << " = " << to_source(t.reverse[i]) << ";";
+        }
+        out << (t.check_time ? "\n    CheckTime" : "") << "\n";
+    }
+}
+
+}  // namespace ir
+}  // namespace pulse

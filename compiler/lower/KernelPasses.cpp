@@ -1,0 +1,60 @@
+#include "lower/KernelPasses.h"
+
+#include <chrono>
+#include <ostream>
+
+#include "lower/HoistLoads.h"
+#include "lower/PeelLoops.h"
+#include "lower/PlaceUniformInputs.h"
+#include "lower/SlideWindows.h"
+#include "lower/SpecializeInterior.h"
+
+namespace pulse {
+
+namespace {
+
+struct KernelPass {
+    const char *name;
+    void (*run)(kir::Kernel &);
+};
+
+/// The pass list, in order.
+const KernelPass kernel_passes[] = {
+    {"place_uniform_inputs", place_uniform_inputs},
+    {"hoist_loads", hoist_loads},
+    {"slide_windows", slide_windows},
+    {"peel_loops", peel_loops},
+    {"specialize_interior", specialize_interior},
+};
+
+void run_kernel_passes(kir::Kernel &kernel, const KernelPassOptions &options) {
+    for (const KernelPass &pass : kernel_passes) {
+        auto start = std::chrono::steady_clock::now();
+        pass.run(kernel);
+        kernel.body = Halide::Internal::simplify(kernel.body);
+        if (options.timing) {
+            std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+            *options.timing << "pass " << pass.name << ": " << ms.count() << " ms\n";
+        }
+        if (options.trace && (options.print_after == "all" || options.print_after == pass.name)) {
+            *options.trace << "// ---- kernel IR after " << pass.name << "\n";
+            kir::print(*options.trace, kernel);
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> kernel_pass_names() {
+    std::vector<std::string> names{"lower_to_kernel"};
+    for (const KernelPass &pass : kernel_passes) names.push_back(pass.name);
+    return names;
+}
+
+void optimize_kernel(kir::Kernel &kernel, const KernelPassOptions &options) {
+    kir::on_large_stack([&] { run_kernel_passes(kernel, options); });
+}
+
+void optimize_kernel(kir::Kernel &kernel) { optimize_kernel(kernel, KernelPassOptions{}); }
+
+}  // namespace pulse

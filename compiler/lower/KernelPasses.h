@@ -1,0 +1,41 @@
+// The kernel pass list (after lower_to_kernel), run in this order by
+// optimize_kernel, each in its own file:
+//   1. place_uniform_inputs  (PlaceUniformInputs.h) lane-uniform inputs of a
+//                            size known at generation time to constant memory.
+//   2. hoist_loads           (HoistLoads.h) each load issued once, at the top
+//                            of its array instance: the register window.
+//   3. slide_windows         (SlideWindows.h) loads a per-thread loop's next
+//                            iteration repeats stay in registers.
+//   4. peel_loops            (PeelLoops.h) a rolled time loop's first and last
+//                            blocks run outside it, its middle ones without
+//                            the conditions that single those out.
+//   5. specialize_interior   (SpecializeInterior.h) warps whose every access is
+//                            inside its buffer run a copy without guards.
+// The IR is simplified after each pass.
+#ifndef PULSE_KERNEL_PASSES_H
+#define PULSE_KERNEL_PASSES_H
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "ir/KernelIR.h"
+
+namespace pulse {
+
+struct KernelPassOptions {
+    std::ostream *trace = nullptr;   ///< where to print the IR after passes
+    std::string print_after;         ///< a pass name, or "all"
+    std::ostream *timing = nullptr;  ///< where to print each pass's time
+};
+
+/// lower_to_kernel, then the passes above, in order (for --print-after).
+std::vector<std::string> kernel_pass_names();
+
+/// Runs the passes above on `kernel`.
+void optimize_kernel(kir::Kernel &kernel, const KernelPassOptions &options);
+void optimize_kernel(kir::Kernel &kernel);
+
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,720 @@
+#include "lower/LowerToKernel.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ir/Affine.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Taps and undefined branches of a statement's value.
+
+bool contains_tap(const Expr &e, const sys::Tap &tap) {
+    bool found = false;
+    kir::for_each_call(e, [&](const Call *op) {
+        sys::Tap t;
+        if (sys::is_tap(Expr(op), &t) && t == tap) found = true;
+    });
+    return found;
+}
+
+Expr replace_tap(const Expr &e, const sys::Tap &tap, const Expr &replacement) {
+    return kir::replace_calls(e, [&](const Call *op) -> Expr {
+        sys::Tap t;
+        if (sys::is_tap(Expr(op), &t) && t == tap) return replacement;
+        return Expr();
+    });
+}
+
+/// Where the select tree of `e` ends in the bare `tap` (a pure copy); nothing
+/// if the tap is used any other way.
+std::optional<Expr> copy_condition(const Expr &e, const sys::Tap &tap) {
+    sys::Tap t;
+    if (sys::is_tap(e, &t) && t == tap) return const_true();
+    if (!contains_tap(e, tap)) return const_false();
+    if (const Select *op = e.as<Select>()) {
+        if (contains_tap(op->condition, tap)) return std::nullopt;
+        std::optional<Expr> a = copy_condition(op->true_value, tap), b = copy_condition(op->false_value, tap);
+        if (!a || !b) return std::nullopt;
+        return simplify(select(op->condition, *a, *b));
+    }
+    return std::nullopt;
+}
+
+/// The value a copy chain's source lanes compute: branches ending in the bare tap dropped.
+Expr source_value(const Expr &e, const sys::Tap &tap) {
+    if (const Select *op = e.as<Select>()) {
+        std::optional<Expr> a = copy_condition(op->true_value, tap), b = copy_condition(op->false_value, tap);
+        if (b && is_const_one(*b)) return source_value(op->true_value, tap);
+        if (a && is_const_one(*a)) return source_value(op->false_value, tap);
+        return select(op->condition, source_value(op->true_value, tap), source_value(op->false_value, tap));
+    }
+    return replace_tap(e, tap, make_zero(e.type()));
+}
+
+/// `e` with every `undefined` replaced by zero (stores are guarded by defined_condition).
+Expr zero_undefined(const Expr &e) {
+    return kir::replace_calls(e, [&](const Call *op) -> Expr {
+        return ir::is_undefined_value(op) ? make_zero(op->type) : Expr();
+    });
+}
+
+std::vector<sys::Tap> taps_in(const Expr &e) {
+    std::vector<sys::Tap> taps;
+    kir::for_each_call(e, [&](const Call *op) {
+        sys::Tap t;
+        if (sys::is_tap(Expr(op), &t) && std::find(taps.begin(), taps.end(), t) == taps.end()) taps.push_back(t);
+    });
+    return taps;
+}
+
+// ---------------------------------------------------------------------------
+// Straight-line code: a list of lets and statements, nested at the end.
+
+struct Item {
+    std::string name;  ///< a let when not empty
+    Expr value;
+    Stmt stmt;
+};
+
+Stmt build(const std::vector<Item> &items, Stmt tail = Stmt()) {
+    Stmt body = tail.defined() ? tail : Evaluate::make(0);
+    for (size_t i = items.size(); i-- > 0;) {
+        const Item &it = items[i];
+        if (!it.name.empty()) body = LetStmt::make(it.name, it.value, body);
+        else body = Block::make(it.stmt, body);
+    }
+    return body;
+}
+
+// ---------------------------------------------------------------------------
+// The loops outside the array.
+
+struct SequentialLoop {
+    std::string var;
+    int64_t min = 0;
+    Expr extent;             ///< run-time (Serial) or constant (Unrolled)
+    bool unrolled = false;
+};
+
+struct LoopPlan {
+    std::vector<kir::GridLoop> grid;             ///< innermost first
+    std::vector<SequentialLoop> sequential;      ///< outermost first
+    /// Original instance loop variable -> its value over the split loops.
+    std::vector<std::pair<std::string, Expr>> definitions;
+};
+
+std::string fits_warp_hint(const ir::UreProgram &source) {
+    std::ostringstream hint;
+    if (!source.schedule.transform || source.schedule.transform->matrix.empty()) return "";
+    const ir::SpaceTimeTransform &st = *source.schedule.transform;
+    const std::vector<int64_t> &row = st.matrix.front();
+    int64_t span = 0;
+    for (size_t i = 0; i < row.size(); i++) span += std::abs(row[i]) * (source.loop(st.source_loops[i]).extent - 1);
+    for (size_t i = 0; i < row.size(); i++) {
+        if (row[i] == 0) continue;
+        const ir::Loop &loop = source.loop(st.source_loops[i]);
+        int64_t others = span - std::abs(row[i]) * (loop.extent - 1);
+        int64_t fit = (max_pes_per_lane * kir::warp_size - 1 - others) / std::abs(row[i]) + 1;
+        if (fit >= 1) hint << "; " << loop.var << " fits with extent <= " << fit << " (set_bounds)";
+        else hint << "; " << loop.var << " cannot fit without shrinking the other space loops";
+    }
+    return hint.str();
+}
+
+class KernelLowering {
+public:
+    KernelLowering(const sys::SystolicProgram &p, const std::string &n, const std::vector<std::string> &order,
+                   const KernelOptions &o)
+        : program(p), source(p.source), name(n), options(o) {
+        kernel.name = n;
+        kernel.pe_count = p.pe_count;
+        kernel.pe_min = p.pe_min;
+        for (const std::string &in : order) {
+            const ir::InputDecl &d = source.input(in);
+            kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, {}, {}});
+        }
+        for (const ir::Ure *u : source.outputs()) {
+            kernel.buffers.push_back(kir::BufferArg{u->name, u->type, (int)u->output_index().size(), true,
+                                                    kir::Placement::Global, {}, {}});
+        }
+    }
+
+    kir::Kernel run() {
+        plan_pes_per_lane();
+        check_stagings();
+        plan_loops();
+        // The marker tells later passes where one array instance's straight-line code starts.
+        Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, instance_body());
+        // Per-thread serial loops, innermost built first.
+        for (size_t i = plan.sequential.size(); i-- > 0;) {
+            const SequentialLoop &l = plan.sequential[i];
+            if (!l.unrolled) body = For::make(l.var, (int)l.min, cast(Int(32), l.extent), ForType::Serial, DeviceAPI::None, body);
+        }
+        // The warp's grid point, innermost fastest.
+        std::vector<Item> decode;
+        Expr rest = kir::warp_index();
+        for (size_t i = 0; i < plan.grid.size(); i++) {
+            const kir::GridLoop &g = plan.grid[i];
+            Expr extent = max(cast(Int(64), g.extent), 1);
+            Expr value = i + 1 < plan.grid.size() ? rest % extent : rest;
+            decode.push_back({g.var, cast(Int(32), value + make_const(Int(64), g.min)), Stmt()});
+            if (i + 1 < plan.grid.size()) {
+                std::string r = "warp.rest" + std::to_string(i);
+                decode.push_back({r, rest / extent, Stmt()});
+                rest = Variable::make(Int(64), r);
+            }
+        }
+        kernel.grid = plan.grid;
+        body = build(decode, body);
+        kernel.body = simplify(body);
+        kernel.description = describe();
+        return kernel;
+    }
+
+private:
+    const sys::SystolicProgram &program;
+    const ir::UreProgram &source;
+    std::string name;
+    KernelOptions options;
+    kir::Kernel kernel;
+    LoopPlan plan;
+
+    /// An array wider than a warp runs several PEs per lane (blocked, so a
+    /// move of dp PEs crosses lanes only at the ends of a lane's block).
+    void plan_pes_per_lane() {
+        int64_t n = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
+        if (n > max_pes_per_lane) {
+            compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
+                          program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a warp runs at most ",
+                          max_pes_per_lane * kir::warp_size, " (", max_pes_per_lane, " per lane)", fits_warp_hint(source));
+        }
+        kernel.pes_per_lane = n;
+    }
+
+    /// Stagings the mapping honours: an input kept in registers (a window of a
+    /// per-thread loop, or a small lane-uniform input in the constant bank),
+    /// which the load passes provide. Every other request is refused.
+    void check_stagings() const {
+        for (const ir::Staging &s : source.schedule.stagings) {
+            bool is_input = false;
+            for (const ir::InputDecl &in : source.inputs) is_input |= in.name == s.source;
+            if (!is_input) {
+                compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): staging a Func is not supported; ",
+                              "stage an input instead");
+            }
+            if (s.memory && *s.memory != MemoryType::Register) {
+                compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, ").store_in(", to_string(*s.memory),
+                              "): only MemoryType::Register is supported (inputs read across a per-thread loop are kept in a "
+                              "register window, small lane-uniform inputs in the constant bank)");
+            }
+        }
+    }
+
+    /// The run-time extent of instance loop `v`, from the output extents.
+    Expr derived_extent(const ir::Loop &v) const {
+        Expr best;
+        int vi = source.loop_index(v.var);
+        for (const ir::Ure *u : source.outputs()) {
+            std::vector<Expr> index = u->output_index();
+            for (size_t d = 0; d < index.size(); d++) {
+                std::optional<AffineForm> f = to_affine(index[d], source.loops);
+                if (!f || f->coefficient[vi] <= 0) continue;
+                int64_t a = f->coefficient[vi], lo = f->constant;
+                bool bounded = true;
+                for (size_t i = 0; i < source.loops.size(); i++) {
+                    if ((int)i == vi || f->coefficient[i] == 0) continue;
+                    const ir::Loop &l = source.loops[i];
+                    bool is_instance = false;
+                    for (const ir::Loop &il : program.instance_loops) is_instance |= il.var == l.var;
+                    if (is_instance && f->coefficient[i] < 0) bounded = false;
+                    lo += std::min(f->coefficient[i] * l.min, f->coefficient[i] * l.max());
+                    if (is_instance) lo += 0;
+                }
+                if (!bounded) continue;
+                // Largest v with a*v + lo <= min + extent - 1.
+                Expr top = kir::buffer_min(u->name, (int)d) + kir::buffer_extent(u->name, (int)d) - make_const(Int(64), 1 + lo);
+                Expr e = max(top / make_const(Int(64), a) - make_const(Int(64), v.min - 1), make_const(Int(64), 0));
+                best = best.defined() ? max(best, e) : e;
+            }
+        }
+        if (!best.defined()) {
+            compile_error("kernel ", name, ": the extent of loop '", v.var, "' (outside the array) is a run-time size, taken from ",
+                          "an output index of the form a*", v.var, " + ..., a > 0; no output is indexed so: index an output ",
+                          "by '", v.var, "'");
+        }
+        return simplify(best);
+    }
+
+    void plan_loops() {
+        const ir::Schedule &s = source.schedule;
+        if (!s.gpu_threads.empty()) {
+            compile_error("kernel ", name, ": gpu_threads is not supported: lanes are the array's PEs and each warp runs ",
+                          "instances on its own; map instance loops to warps with gpu_blocks");
+        }
+        // Instance loops after tiling, innermost first, and their extents.
+        // `constant`: an unrolled loop (the inner loop of a tile).
+        struct Piece { std::string var; int64_t min; Expr extent; bool constant; };
+        std::vector<Piece> pieces;
+        std::set<std::string> transform_loops(s.transform->source_loops.begin(), s.transform->source_loops.end());
+        for (const ir::Tile &t : s.tiles) {
+            if (transform_loops.count(t.var)) {
+                compile_error("kernel ", name, ": tile(", t.var, ", ...): '", t.var, "' is a source loop of the space-time ",
+                              "transform; tile only loops outside the array (choose the array's size with set_bounds)");
+            }
+        }
+        // A loop, split by the tiles and splits on it and on the loops they make.
+        std::function<void(const std::string &, int64_t, Expr)> split = [&](const std::string &var, int64_t min, Expr extent) {
+            const ir::Tile *tile = nullptr;
+            for (const ir::Tile &t : s.tiles) if (t.var == var) tile = &t;
+            if (!tile) {
+                pieces.push_back({var, min, extent, false});
+                return;
+            }
+            if (tile->factor < 1) compile_error("kernel ", name, ": tile(", var, ") factor ", tile->factor, " must be positive");
+            pieces.push_back({tile->inner, 0, make_const(Int(64), tile->factor), tile->unroll_inner});
+            // The outer loop's definition first: this one is written over it.
+            split(tile->outer, 0, simplify((extent + make_const(Int(64), tile->factor - 1)) / make_const(Int(64), tile->factor)));
+            Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)min;
+            plan.definitions.push_back({var, value});
+        };
+        for (const ir::Loop &l : program.instance_loops) split(l.var, l.min, derived_extent(l));
+        std::set<std::string> known;
+        for (const Piece &p : pieces) known.insert(p.var);
+        for (const std::string &g : s.gpu_blocks) {
+            if (!known.count(g)) {
+                compile_error("kernel ", name, ": gpu_blocks(", g, "): '", g, "' is not a loop outside the array (",
+                              "the loops outside are the instance loops and the loops tile makes of them)");
+            }
+        }
+        auto is_grid = [&](const Piece &p) {
+            if (s.gpu_blocks.empty()) return !p.constant;  // every loop that is not unrolled
+            return std::find(s.gpu_blocks.begin(), s.gpu_blocks.end(), p.var) != s.gpu_blocks.end();
+        };
+        // Grid loops in gpu_blocks order (innermost first) when given.
+        if (!s.gpu_blocks.empty()) {
+            for (const std::string &g : s.gpu_blocks) {
+                for (const Piece &p : pieces) {
+                    if (p.var == g) plan.grid.push_back({p.var, p.min, p.extent});
+                }
+            }
+        } else {
+            for (const Piece &p : pieces) if (is_grid(p)) plan.grid.push_back({p.var, p.min, p.extent});
+        }
+        // Sequential loops: reorder's order if given, else the nest's; serial
+        // loops outside unrolled ones.
+        std::vector<Piece> seq;
+        for (const Piece &p : pieces) if (!is_grid(p)) seq.push_back(p);
+        if (!s.reorder.empty()) {
+            std::vector<Piece> ordered;
+            for (const std::string &r : s.reorder) {
+                for (const Piece &p : seq) if (p.var == r) ordered.push_back(p);
+            }
+            for (const Piece &p : seq) {
+                if (std::find(s.reorder.begin(), s.reorder.end(), p.var) == s.reorder.end()) ordered.push_back(p);
+            }
+            seq = ordered;
+        }
+        for (size_t i = seq.size(); i-- > 0;) {
+            if (!seq[i].constant) plan.sequential.push_back({seq[i].var, seq[i].min, seq[i].extent, false});
+        }
+        for (size_t i = seq.size(); i-- > 0;) {
+            if (seq[i].constant) plan.sequential.push_back({seq[i].var, seq[i].min, seq[i].extent, true});
+        }
+        for (size_t i = 0; i + 1 < plan.sequential.size(); i++) {
+            if (plan.sequential[i].unrolled && !plan.sequential[i + 1].unrolled) {
+                compile_error("kernel ", name, ": internal: a serial loop inside an unrolled one");
+            }
+        }
+    }
+
+    // ---- the array's steps ------------------------------------------------
+
+    /// One unrolled copy of the array body: the values of its per-thread loops.
+    struct Copy {
+        std::string tag;
+        std::map<std::string, Expr> values;  ///< substitution for the statements
+        int64_t index = 0;                   ///< among the copies
+    };
+
+    /// The SSA name of `var` at step `position` (of the straight-line block
+    /// being built) in one unrolled copy, on one slot of the lane.
+    std::string ssa(const std::string &var, const Copy &copy, int64_t position, int64_t slot) const {
+        std::string s = var + copy.tag;
+        if (kernel.pes_per_lane > 1) s += ".v" + std::to_string(slot);
+        return s + ".t" + std::to_string(position);
+    }
+
+    // ---- a rolled time loop -------------------------------------------------
+    // Beyond options.max_unrolled_steps the time loop runs as a serial loop
+    // over blocks of `period` steps (t = time_min + period * i + k, k
+    // unrolled): the values a block reads from earlier blocks are carried in
+    // a register array per variable, indexed by constants.
+    int64_t period = 0;                       ///< 0: the time loop is unrolled fully
+    std::string block_var;                    ///< the serial loop over blocks
+    int64_t copy_count = 1;
+    /// Positions below `boundary` in the block being built are read from the
+    /// carried registers (or are zero where nothing is carried: before the first step).
+    int64_t boundary = 0;
+    bool carried = false;
+
+    std::string carry_name(const std::string &var) const { return var + ".carry"; }
+
+    int64_t carry_index(const std::string &var, const Copy &copy, int64_t slot, int64_t lag) const {
+        int64_t h = program.variable(var).history;
+        return ((copy.index * kernel.pes_per_lane) + slot) * h + (lag - 1);
+    }
+
+    /// The value of `var` at `position` on `slot` of this lane.
+    Expr value_at(const std::string &var, const Copy &copy, int64_t position, int64_t slot, std::string *key) const {
+        const sys::Variable &v = program.variable(var);
+        if (position >= boundary) {
+            *key = ssa(var, copy, position, slot);
+            return Variable::make(v.type, *key);
+        }
+        int64_t lag = boundary - position;
+        if (!carried || lag > v.history) {
+            *key = "";
+            return make_zero(v.type);  // before the first step: never read where it matters (validator)
+        }
+        *key = carry_name(var) + copy.tag + (kernel.pes_per_lane > 1 ? ".v" + std::to_string(slot) : std::string()) + ".lag" +
+               std::to_string(lag);
+        return Load::make(v.type, carry_name(var), make_const(Int(32), carry_index(var, copy, slot, lag)), Buffer<>(), Parameter(),
+                          const_true(), ModulusRemainder());
+    }
+
+    /// The time loop's period: the largest time coefficient of a source loop
+    /// (advancing that loop by one advances time by it, every other loop
+    /// unchanged, so every block of that many steps runs the same code).
+    int64_t time_period() const {
+        const ir::SpaceTimeTransform &st = *source.schedule.transform;
+        int64_t best = 0;
+        for (size_t i = 0; i < st.source_loops.size(); i++) {
+            int64_t a = std::abs(st.matrix[1][i]);
+            if (source.loop(st.source_loops[i]).extent > 1 && a > best && a < program.steps()) best = a;
+        }
+        for (const sys::Variable &v : program.variables) {
+            if (v.history > best) return 0;  // a block must hold every value read across it
+        }
+        return program.steps() >= 2 * best ? best : 0;
+    }
+
+    /// The PE index of `slot` on this lane.
+    Expr pe_of_slot(int64_t slot) const {
+        Expr lane = Variable::make(Int(32), kir::lane_var);
+        return simplify(lane * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
+    }
+
+    const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }
+
+    /// Replaces input reads by guarded loads.
+    Expr lower_loads(const Expr &e) const {
+        return kir::replace_calls(e, [&](const Call *op) -> Expr {
+            std::string in = ir::input_callee(Expr(op));
+            if (in.empty()) return Expr();
+            std::vector<Expr> coords;
+            for (const Expr &a : op->args) coords.push_back(lower_loads(a));
+            const kir::BufferArg &b = buffer(in);
+            return kir::load(op->type, in, kir::in_bounds(b, coords), coords);
+        });
+    }
+
+    Stmt instance_body() {
+        // The unrolled copies: every combination of the unrolled loops' values.
+        std::vector<Copy> copies{Copy{"", {}}};
+        for (const SequentialLoop &l : plan.sequential) {
+            if (!l.unrolled) continue;
+            const int64_t *n = as_const_int(l.extent);
+            if (!n) compile_error("internal: unrolled loop ", l.var, " has no constant extent");
+            std::vector<Copy> next;
+            for (const Copy &c : copies) {
+                for (int64_t k = 0; k < *n; k++) {
+                    Copy d = c;
+                    d.tag += "." + l.var + std::to_string(k);
+                    d.values[l.var] = make_const(Int(32), l.min + k);
+                    next.push_back(d);
+                }
+            }
+            copies = next;
+        }
+        for (size_t i = 0; i < copies.size(); i++) copies[i].index = (int64_t)i;
+        copy_count = (int64_t)copies.size();
+        const int64_t per_step = copy_count * kernel.pes_per_lane;
+        if (program.steps() * per_step > options.max_unrolled_steps) period = time_period();
+        const int64_t unrolled = period ? period * per_step : program.steps() * per_step;
+        if (unrolled > kernel_unroll_limit) {
+            compile_error("kernel ", name, ": the array runs ", period ? period : program.steps(), period ? " steps per block of its rolled time loop" : " steps",
+                          copies.size() > 1 ? " times " : "",
+                          copies.size() > 1 ? std::to_string(copies.size()) + " unrolled iterations" : std::string(),
+                          kernel.pes_per_lane > 1 ? " on " + std::to_string(kernel.pes_per_lane) + " PEs per lane" : std::string(),
+                          "; the kernel unrolls them and holds at most ", kernel_unroll_limit,
+                          ": shrink the loops of the transform (set_bounds) or the tile factor");
+        }
+        for (Copy &c : copies) {
+            for (const auto &[var, value] : plan.definitions) {
+                if (value.defined()) c.values[var] = simplify(substitute(c.values, value));
+            }
+        }
+        if (!period) {
+            std::vector<Item> items;
+            for (int64_t t = program.time_min; t <= program.time_max; t++) {
+                for (const Copy &c : copies) lower_step(make_const(Int(32), t), t - program.time_min, c, items);
+            }
+            return build(items);
+        }
+        // Rolled: blocks of `period` steps in a serial loop, then the steps left.
+        block_var = program.time_var + ".block";
+        const int64_t blocks = program.steps() / period;
+        Expr block = Variable::make(Int(32), block_var);
+        carried = true;
+        boundary = 0;
+        std::vector<Item> items;
+        for (int64_t k = 0; k < period; k++) {
+            for (const Copy &c : copies) lower_step(simplify(block * (int)period + (int)(program.time_min + k)), k, c, items);
+        }
+        // Each carried variable's last `history` values, for the next block.
+        std::vector<Stmt> keep, init;
+        for (const sys::Variable &v : program.variables) {
+            for (const Copy &c : copies) {
+                for (int64_t j = 0; j < kernel.pes_per_lane; j++) {
+                    for (int64_t lag = 1; lag <= v.history; lag++) {
+                        Expr index = make_const(Int(32), carry_index(v.name, c, j, lag));
+                        keep.push_back(Store::make(carry_name(v.name), Variable::make(v.type, ssa(v.name, c, period - lag, j)), index,
+                                                   Parameter(), const_true(), ModulusRemainder()));
+                        init.push_back(Store::make(carry_name(v.name), make_zero(v.type), index, Parameter(), const_true(),
+                                                   ModulusRemainder()));
+                    }
+                }
+            }
+        }
+        auto sequence = [](const std::vector<Stmt> &stmts) { return stmts.empty() ? Stmt(Evaluate::make(0)) : Block::make(stmts); };
+        Stmt loop = For::make(block_var, 0, (int)blocks, ForType::Serial, DeviceAPI::None, build(items, sequence(keep)));
+        std::vector<Item> tail;
+        boundary = blocks * period;
+        for (int64_t position = boundary; position < program.steps(); position++) {
+            for (const Copy &c : copies) lower_step(make_const(Int(32), program.time_min + position), position, c, tail);
+        }
+        Stmt body = sequence({sequence(init), loop, build(tail)});
+        for (const sys::Variable &v : program.variables) {
+            if (v.history == 0) continue;
+            body = Allocate::make(carry_name(v.name), v.type, Halide::MemoryType::Register,
+                                  {make_const(Int(32), copy_count * kernel.pes_per_lane * v.history)}, const_true(), body);
+        }
+        return body;
+    }
+
+    void lower_step(const Expr &t, int64_t position, const Copy &copy, std::vector<Item> &items) {
+        const int64_t slots = kernel.pes_per_lane;
+        Expr lane = Variable::make(Int(32), kir::lane_var);
+        std::vector<std::map<std::string, Expr>> at(slots, copy.values);
+        std::vector<std::string> active_name(slots);
+        std::vector<Expr> active_var(slots);
+        std::vector<bool> active_used(slots, false);
+        std::vector<Item> actives;
+        for (int64_t j = 0; j < slots; j++) {
+            at[j][program.time_var] = t;
+            at[j][program.space_var] = pe_of_slot(j);
+            active_name[j] = "active" + copy.tag + (slots > 1 ? ".v" + std::to_string(j) : std::string()) + ".t" +
+                             std::to_string(position);
+            active_var[j] = Variable::make(Bool(), active_name[j]);
+            Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
+            actives.push_back({active_name[j], simplify(on_array && substitute(at[j], program.has_preimage)), Stmt()});
+        }
+        std::vector<Item> step;
+        std::set<std::string> shuffled;
+
+        // The value of `var` at step `when` on the PE dp below slot j's: a
+        // register of this lane, or of the lane the PE lives on (a shuffle).
+        // The value of `var` at step `when` (a position) on the PE dp below
+        // slot j's: a register of this lane, or of the lane the PE lives on (a shuffle).
+        auto neighbour = [&](const std::string &var, int64_t when, int64_t dp, int64_t j) -> Expr {
+            int64_t source = j - dp;
+            int64_t source_slot = ((source % slots) + slots) % slots;
+            int64_t lanes_up = (source - source_slot) / slots;  // the source lane is lane + lanes_up
+            std::string key;
+            Expr value = value_at(var, copy, when, source_slot, &key);
+            if (lanes_up == 0 || key.empty()) return value;
+            if (std::abs(lanes_up) >= kir::warp_size) {
+                compile_error("kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
+            }
+            std::string n = key + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
+            if (shuffled.insert(n).second) step.push_back({n, kir::lane_shift(value, -lanes_up), Stmt()});
+            return Variable::make(value.type(), n);
+        };
+        // Taps of earlier steps, and same-step taps of this PE, resolved.
+        auto resolve_earlier = [&](Expr e, int64_t j) {
+            for (const sys::Tap &tap : taps_in(e)) {
+                if (tap.dt >= 1) {
+                    e = replace_tap(e, tap, neighbour(tap.var, position - tap.dt, tap.dp, j));
+                } else if (tap.dt == 0 && tap.dp == 0) {
+                    e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, position, j)));
+                } else if (tap.dt < 0) {
+                    // A read of a later step: the validator accepts it only where the
+                    // dependence is never taken on the domain, so its value never matters.
+                    e = replace_tap(e, tap, make_zero(program.variable(tap.var).type));
+                }
+            }
+            return e;
+        };
+
+        for (const sys::Statement &st : program.statements) {
+            for (int64_t j = 0; j < slots; j++) {
+                Expr value = simplify(substitute(at[j], st.value));
+                if (st.is_output) {
+                    Expr defined = ir::defined_condition(value);
+                    Expr stored = lower_loads(resolve_earlier(zero_undefined(value), j));
+                    std::vector<Expr> coords;
+                    for (const Expr &i : st.output_index) coords.push_back(simplify(substitute(at[j], i)));
+                    const kir::BufferArg &out = buffer(st.ure);
+                    Expr cond = simplify(active_var[j] && defined);
+                    active_used[j] = true;
+                    step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
+                    continue;
+                }
+                // Chains are planned on the value over a symbolic PE: one
+                // slot may hold no source of a chain that others do.
+                std::map<std::string, Expr> over_any_pe = copy.values;
+                over_any_pe[program.time_var] = t;
+                Expr generic = simplify(substitute(over_any_pe, st.value));
+                std::vector<sys::Tap> chains;
+                for (const sys::Tap &tap : taps_in(generic)) {
+                    if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
+                }
+                Expr result;
+                const std::string own_name = ssa(st.ure, copy, position, j);
+                if (chains.empty()) {
+                    result = lower_loads(resolve_earlier(value, j));
+                } else if (chains.size() != 1 || chains[0].var != st.ure) {
+                    // A same-step read of another variable along the PEs: that
+                    // variable is final already (every slot of it is).
+                    for (const sys::Tap &tap : chains) {
+                        if (tap.var == st.ure) compile_error("kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
+                        value = replace_tap(value, tap, neighbour(tap.var, position, tap.dp, j));
+                    }
+                    result = lower_loads(resolve_earlier(value, j));
+                } else {
+                    const sys::Tap tap = chains[0];
+                    std::optional<Expr> copies_where = copy_condition(generic, tap);
+                    Expr from_source = copies_where ? simplify(source_value(generic, tap)) : Expr();
+                    if (copies_where && !expr_uses_var(from_source, program.space_var)) {
+                        // A copy chain of a value that is the same on every PE
+                        // (a broadcast): each PE computes it in place.
+                        result = lower_loads(resolve_earlier(simplify(substitute(at[j], from_source)), j));
+                    } else if (slots > 1) {
+                        compile_error("kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
+                                      "between them, and the array (", program.pe_count, " PEs) is wider than a warp; such chains ",
+                                      "run on one PE per lane only: shrink the space loops (set_bounds) to at most ",
+                                      kir::warp_size, " PEs");
+                    } else if (copies_where) {
+                        // Each lane takes the value of the nearest source lane
+                        // l - k*dp; the validator guarantees the lanes between
+                        // are active copies.
+                        Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type)), j));
+                        std::string own_n = own_name + ".own", from_n = own_name + ".from";
+                        step.push_back({own_n, own, Stmt()});
+                        active_used[j] = true;
+                        Expr copies_here = substitute(at[j], *copies_where);  // planned over a symbolic PE
+                        step.push_back({from_n, kir::chain_source(simplify(active_var[j] && !copies_here), tap.dp), Stmt()});
+                        Expr from = Variable::make(Int(32), from_n);
+                        result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
+                    } else {
+                        // The chain flows through arithmetic: one hop per round
+                        // until the longest chain of the array is covered.
+                        int64_t rounds = (program.pe_count - 1) / std::abs(tap.dp) + 1;
+                        Expr body = lower_loads(resolve_earlier(value, j));
+                        std::string prev = own_name + ".round0";
+                        step.push_back({prev, make_zero(st.type), Stmt()});
+                        for (int64_t r = 1; r <= rounds; r++) {
+                            std::string heard = own_name + ".heard" + std::to_string(r);
+                            step.push_back({heard, kir::lane_shift(Variable::make(st.type, prev), tap.dp), Stmt()});
+                            std::string next = own_name + ".round" + std::to_string(r);
+                            step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
+                            prev = next;
+                        }
+                        result = Variable::make(st.type, prev);
+                    }
+                }
+                if (program.check_time) {
+                    active_used[j] = true;
+                    result = select(active_var[j], result, make_zero(st.type));
+                }
+                step.push_back({own_name, result, Stmt()});
+            }
+        }
+        for (int64_t j = 0; j < slots; j++) {
+            if (active_used[j]) items.push_back(actives[j]);
+        }
+        items.insert(items.end(), step.begin(), step.end());
+    }
+
+    std::string describe() const {
+        std::ostringstream s;
+        s << name << ": a software systolic array generated by Pulse.\n\n";
+        s << "UREs (loops, innermost first:";
+        for (const ir::Loop &l : source.loops) s << " " << l.var << " in [" << l.min << ", " << l.max() << "]";
+        s << "):\n";
+        for (const ir::Ure &u : source.ures) {
+            // An output at affine indices shows them (Out(b*C + c, r)).
+            std::vector<std::string> index;
+            if (u.index.empty()) index = u.args;
+            else for (const Expr &e : u.output_index()) index.push_back(ir::to_source(e));
+            s << "  " << u.name << "(";
+            for (size_t i = 0; i < index.size(); i++) s << (i ? ", " : "") << index[i];
+            s << ") = " << ir::to_source(u.value) << "\n";
+        }
+        const ir::SpaceTimeTransform &st = *source.schedule.transform;
+        s << "Space-time transform" << (st.check_time ? " (CheckTime)" : "") << ":\n";
+        for (size_t r = 0; r < st.matrix.size(); r++) {
+            s << "  " << st.destination_loops[r] << " =";
+            bool first = true;
+            for (size_t i = 0; i < st.matrix[r].size(); i++) {
+                int64_t a = st.matrix[r][i];
+                if (a == 0) continue;
+                s << (first ? (a < 0 ? " -" : " ") : (a < 0 ? " - " : " + "));
+                if (std::abs(a) != 1) s << std::abs(a) << "*";
+                s << st.source_loops[i];
+                first = false;
+            }
+            if (first) s << " 0";
+            s << "\n";
+        }
+        s << "Array: " << program.pe_count << " PEs (";
+        if (kernel.pes_per_lane > 1) s << kernel.pes_per_lane << " per lane: lane = (" << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane;
+        else s << "lane = " << program.space_var << " - " << program.pe_min;
+        s << "), "
+          << program.steps() << " steps, unrolled.\n";
+        s << "Grid: one warp per";
+        if (plan.grid.empty()) s << " kernel (a single instance)";
+        for (const kir::GridLoop &g : plan.grid) s << " " << g.var;
+        s << "; per-thread loops:";
+        if (plan.sequential.empty()) s << " none";
+        for (const SequentialLoop &l : plan.sequential) s << " " << l.var << (l.unrolled ? " (unrolled)" : "");
+        s << ".\nRegisters per lane: the values of earlier steps each tap reads (dp lanes away by a shuffle):\n";
+        for (const sys::Variable &v : program.variables) {
+            s << "  " << v.name << ": " << sys::to_string(v.dataflow) << ", history " << v.history << ";";
+            for (const sys::Tap &t : v.taps) s << " (dp " << t.dp << ", dt " << t.dt << ")";
+            s << "\n";
+        }
+        return s.str();
+    }
+};
+
+}  // namespace
+
+kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
+                            const std::vector<std::string> &input_order, const KernelOptions &options) {
+    kir::Kernel kernel;
+    kir::on_large_stack([&] { kernel = KernelLowering(program, name, input_order, options).run(); });
+    return kernel;
+}
+
+}  // namespace pulse

@@ -1,0 +1,54 @@
+// Pass: map a systolic program onto GPU warps, producing the kernel IR.
+//
+// One warp runs one array instance at a time; lane l runs PEs pe_min + l*n
+// .. pe_min + l*n + n - 1, n = ceil(PEs / 32) (one PE per lane when the
+// array fits a warp; a move of dp PEs is a register copy inside a lane's
+// block and a shuffle across its ends). The
+// loops outside the array (instance loops) become either grid loops (each
+// grid point a warp: gpu_blocks, or every instance loop when the schedule
+// names none) or per-thread loops the warp runs in sequence; `tile` splits an
+// instance loop, and the inner loop of a tile is unrolled, so the array runs
+// of consecutive iterations sit in one straight-line block where later passes
+// share their loads (a register window) and interleave their steps.
+//
+// Sizes: the extent of every instance loop is derived, at run time, from the
+// extents of the output buffers (the loop must appear in an output index as
+// a*v + terms of other loops, a > 0); stores are guarded by the output's
+// bounds, so tails of every size are correct. The time loop is unrolled
+// fully (histories become values of earlier steps) up to
+// KernelOptions::max_unrolled_steps; a longer one is rolled into a serial
+// loop over blocks of its period, each block unrolled, the values read
+// across blocks carried in register arrays indexed by constants.
+#ifndef PULSE_LOWER_TO_KERNEL_H
+#define PULSE_LOWER_TO_KERNEL_H
+
+#include "ir/KernelIR.h"
+#include "ir/SystolicProgram.h"
+
+namespace pulse {
+
+/// Largest number of array steps (time steps times unrolled per-thread
+/// iterations) the unrolled kernel body may hold.
+constexpr int64_t kernel_unroll_limit = 8192;
+
+/// Most PEs one lane runs (an array of up to 8 * 32 PEs fits a warp).
+constexpr int64_t max_pes_per_lane = 8;
+
+/// Mapping choices that are not part of the schedule.
+struct KernelOptions {
+    /// Most array steps (times unrolled per-thread iterations and PEs per
+    /// lane) the kernel unrolls; beyond it the time loop is rolled by its
+    /// period (see lower_to_kernel) where it has one.
+    int64_t max_unrolled_steps = 1024;
+};
+
+/// Lowers `program` to a kernel named `name` whose inputs come in
+/// `input_order`. Throws CompileError when the array does not fit a warp,
+/// when a schedule primitive cannot be honoured, or when an instance loop's
+/// extent cannot be derived from the outputs.
+kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
+                            const std::vector<std::string> &input_order, const KernelOptions &options = {});
+
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,265 @@
+#include "lower/LowerToSystolic.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ir/KernelIR.h"
+#include "analysis/ReverseTransform.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+/// Replaces recurrence calls `V(x - d)` by taps (V, P·d, s·d).
+class ReplaceCalls : public IRMutator {
+public:
+    ReplaceCalls(const ir::UreProgram &p, const ir::Ure &u) : program(p), ure(u) {}
+    std::vector<std::pair<sys::Tap, bool>> taps;  ///< every tap made, and whether it reads the URE itself
+
+protected:
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        std::string callee = ir::recurrence_callee(op);
+        if (callee.empty()) return IRMutator::visit(op);
+        const ir::SpaceTimeTransform &t = *program.schedule.transform;
+        const ir::Ure &producer = program.ure(callee);
+        std::vector<int64_t> distance(program.loops.size(), 0);
+        for (size_t i = 0; i < op->args.size(); i++) {
+            const Expr d = simplify(Variable::make(Int(32), producer.args[i]) - op->args[i]);  // owns what k points to
+            const int64_t *k = as_const_int(d);
+            if (!k) compile_error("call ", ir::to_source(Expr(op)), " in ", ure.name, " is not at a constant distance");
+            distance[program.loop_index(producer.args[i])] = *k;
+        }
+        for (size_t l = 0; l < program.loops.size(); l++) {
+            bool in_transform = std::count(t.source_loops.begin(), t.source_loops.end(), program.loops[l].var) > 0;
+            if (distance[l] != 0 && !in_transform) {
+                compile_error("call ", ir::to_source(Expr(op)), " in the definition of ", ure.name,
+                              " has distance ", distance[l], " in loop '", program.loops[l].var,
+                              "', which is not a source loop of the space-time transform: it would read another array "
+                              "instance; add '", program.loops[l].var, "' to the transform's source loops");
+            }
+        }
+        int64_t dp = 0, dt = 0;
+        for (size_t c = 0; c < t.source_loops.size(); c++) {
+            int64_t d = distance[program.loop_index(t.source_loops[c])];
+            dp += t.matrix.front()[c] * d;
+            dt += t.matrix.back()[c] * d;
+        }
+        sys::Tap tap{callee, dp, dt};
+        taps.push_back({tap, callee == ure.name});
+        return sys::make_tap(op->type, tap);
+    }
+
+private:
+    const ir::UreProgram &program;
+    const ir::Ure &ure;
+};
+
+/// The taps `e` reads, each once.
+std::vector<sys::Tap> taps_of_value(const Expr &e) {
+    std::vector<sys::Tap> taps;
+    class Visitor : public IRVisitor {
+    public:
+        std::vector<sys::Tap> &taps;
+        explicit Visitor(std::vector<sys::Tap> &t) : taps(t) {}
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            sys::Tap tap;
+            if (sys::is_tap(Expr(op), &tap) && std::find(taps.begin(), taps.end(), tap) == taps.end()) taps.push_back(tap);
+            IRVisitor::visit(op);
+        }
+    } visitor(taps);
+    e.accept(&visitor);
+    return taps;
+}
+
+/// A same-step read of a variable the step computes at or after the reader
+/// (a copy chain through several variables: W(c) = V(c - 1), V(c) = W(c))
+/// would read the value before it is computed. Each such read is replaced by
+/// the variable's definition at the PE it reads from (its taps moved by the
+/// read's dp, the PE index shifted), until every same-step read is of a value
+/// computed earlier in the step or of the reader itself (a one-variable chain).
+void inline_same_step_reads(sys::SystolicProgram &p) {
+    std::map<std::string, size_t> position;
+    for (size_t i = 0; i < p.statements.size(); i++) position[p.statements[i].ure] = i;
+    for (size_t i = 0; i < p.statements.size(); i++) {
+        sys::Statement &reader = p.statements[i];
+        for (size_t round = 0;; round++) {
+            bool changed = false;
+            reader.value = simplify(kir::replace_calls(reader.value, [&](const Call *op) -> Expr {
+                sys::Tap tap;
+                if (!sys::is_tap(Expr(op), &tap) || tap.dt != 0 || tap.var == reader.ure) return Expr();
+                auto at = position.find(tap.var);
+                if (at == position.end() || at->second < i) return Expr();
+                changed = true;
+                // The definition at PE s - dp: its taps move by dp, its PE index shifts.
+                Expr shifted = substitute(p.space_var, Variable::make(Int(32), p.space_var) - (int)tap.dp,
+                                          p.statements[at->second].value);
+                return kir::replace_calls(shifted, [&](const Call *inner) -> Expr {
+                    sys::Tap t;
+                    if (!sys::is_tap(Expr(inner), &t)) return Expr();
+                    return sys::make_tap(inner->type, sys::Tap{t.var, t.dp + tap.dp, t.dt});
+                });
+            }));
+            if (!changed) break;
+            if (round > p.statements.size()) {
+                compile_error(p.source.name, ": the same-step reads of ", reader.ure, " form a cycle through other variables ",
+                              "(each reads the next at the same step): no order of the step computes them");
+            }
+        }
+    }
+}
+
+/// True if `e` mentions the variable `name`.
+bool uses_var(const Expr &e, const std::string &name) { return Halide::Internal::expr_uses_var(e, name); }
+
+/// Smallest and largest value of row · x over the box of the source loops.
+std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, const std::vector<int64_t> &row) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    int64_t lo = 0, hi = 0;
+    for (size_t c = 0; c < row.size(); c++) {
+        const ir::Loop &l = program.loop(t.source_loops[c]);
+        int64_t a = row[c] * l.min, b = row[c] * l.max();
+        lo += std::min(a, b);
+        hi += std::max(a, b);
+    }
+    return {lo, hi};
+}
+
+/// The dataflow class of a variable from the taps at which it reads itself
+/// (DESIGN.md §2) and, for a carrier loaded from an input, that input's index.
+sys::Dataflow classify(const sys::Variable &v, const std::vector<sys::Tap> &self_taps, const sys::SystolicProgram &p) {
+    if (v.is_partial_sum) {
+        for (const sys::Tap &t : self_taps) {
+            if (t.dt == 0 && t.dp != 0) return sys::Dataflow::Aggregated;
+        }
+        for (const sys::Tap &t : self_taps) {
+            if (t.dp != 0) return sys::Dataflow::Migrates;
+        }
+        return sys::Dataflow::Sedimented;
+    }
+    for (const sys::Tap &t : self_taps) {
+        if (t.dt == 0 && t.dp != 0) return sys::Dataflow::Broadcast;
+    }
+    for (const sys::Tap &t : self_taps) {
+        if (t.dp != 0 && t.dt >= 1) return sys::Dataflow::Forwarded;
+    }
+    if (self_taps.empty()) {
+        // Loaded afresh at every point: one value for all lanes if the index
+        // depends on time only.
+        bool all_broadcast = false;
+        for (const sys::InputRead &r : p.input_reads) {
+            if (r.consumer != v.name) continue;
+            if (!r.broadcast || r.stationary) return sys::Dataflow::Stays;
+            all_broadcast = true;
+        }
+        if (all_broadcast) return sys::Dataflow::Broadcast;
+    }
+    return sys::Dataflow::Stays;
+}
+
+}  // namespace
+
+sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
+    if (!program.schedule.transform) {
+        compile_error(program.name, " has no space-time transform: add ", program.name,
+                      ".space_time_transform(source loops, destination loops, matrix)");
+    }
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    // Tiles of loops outside the array shape the kernel's loops (LowerToKernel);
+    // the array itself is not tiled.
+    for (const ir::Tile &tile : program.schedule.tiles) {
+        if (std::count(t.source_loops.begin(), t.source_loops.end(), tile.var)) {
+            compile_error(program.name, ".tile(", tile.var, ", ", tile.outer, ", ", tile.inner, ", ", tile.factor, "): '", tile.var,
+                          "' is a source loop of the space-time transform; the array is not tiled: bound the loop to the "
+                          "array's size with set_bounds and tile only loops outside the array");
+        }
+    }
+    if (t.destination_loops.size() != 2 || t.matrix.size() != 2) {
+        compile_error("the space-time transform of ", program.name, " has ", t.matrix.size(),
+                      " destination loops; Pulse lowers linear arrays only: one space row, then the time row");
+    }
+    sys::SystolicProgram p;
+    p.source = program;
+    p.space_var = t.destination_loops[0];
+    p.time_var = t.destination_loops[1];
+    p.check_time = t.check_time;
+    for (const ir::Loop &l : program.loops) {
+        if (std::find(t.source_loops.begin(), t.source_loops.end(), l.var) == t.source_loops.end()) {
+            p.instance_loops.push_back(l);
+        }
+    }
+    auto [pmin, pmax] = row_range(program, t.matrix.front());
+    auto [tmin, tmax] = row_range(program, t.matrix.back());
+    p.pe_min = pmin;
+    p.pe_count = pmax - pmin + 1;
+    p.time_min = tmin;
+    p.time_max = tmax;
+
+    ReverseMap reverse = compute_reverse_map(program);
+    p.reverse = reverse.source_of;
+    p.has_preimage = reverse.has_preimage;
+    p.reverse_how = reverse.how;
+    std::map<std::string, Expr> substitution;
+    for (size_t c = 0; c < t.source_loops.size(); c++) substitution[t.source_loops[c]] = reverse.source_of[c];
+    auto rewrite = [&](const Expr &e) { return simplify(substitute(substitution, e)); };
+
+    // Statements, and every tap each variable is read at.
+    std::map<std::string, std::vector<sys::Tap>> taps_of, self_taps_of;
+    for (const ir::Ure &u : program.ures) {
+        ReplaceCalls replace(program, u);
+        sys::Statement s;
+        s.ure = u.name;
+        s.type = u.type;
+        s.is_output = u.is_output;
+        s.value = rewrite(replace.mutate(u.value));
+        if (u.is_output) {
+            for (const Expr &e : u.output_index()) s.output_index.push_back(rewrite(e));
+        }
+        p.statements.push_back(s);
+    }
+    inline_same_step_reads(p);
+    for (const sys::Statement &s : p.statements) {
+        for (const sys::Tap &tap : taps_of_value(s.value)) {
+            std::vector<sys::Tap> &all = taps_of[tap.var];
+            if (std::find(all.begin(), all.end(), tap) == all.end()) all.push_back(tap);
+            std::vector<sys::Tap> &own = self_taps_of[tap.var];
+            if (tap.var == s.ure && std::find(own.begin(), own.end(), tap) == own.end()) own.push_back(tap);
+        }
+    }
+    for (const ir::InputAccess &a : program.input_accesses) {
+        sys::InputRead r;
+        r.input = a.input;
+        r.consumer = a.consumer;
+        for (const Expr &e : a.index) r.index.push_back(rewrite(e));
+        r.stationary = r.broadcast = true;
+        for (const Expr &e : r.index) {
+            if (uses_var(e, p.time_var)) r.stationary = false;
+            if (uses_var(e, p.space_var)) r.broadcast = false;
+        }
+        p.input_reads.push_back(r);
+    }
+    for (const ir::Ure &u : program.ures) {
+        if (u.is_output) continue;
+        sys::Variable v;
+        v.name = u.name;
+        v.type = u.type;
+        v.taps = taps_of[u.name];
+        std::sort(v.taps.begin(), v.taps.end(),
+                  [](const sys::Tap &a, const sys::Tap &b) { return std::tie(a.dt, a.dp) < std::tie(b.dt, b.dp); });
+        for (const sys::Tap &tap : v.taps) v.history = std::max(v.history, tap.dt);
+        for (const ir::Dependence &d : program.dependences) {
+            if (d.consumer == u.name && d.producer == u.name && !d.is_copy) v.is_partial_sum = true;
+        }
+        v.dataflow = classify(v, self_taps_of[u.name], p);
+        p.variables.push_back(v);
+    }
+    return p;
+}
+
+}  // namespace pulse

@@ -1,0 +1,77 @@
+#include "lower/PlaceUniformInputs.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+void place_uniform_inputs(kir::Kernel &kernel) {
+    for (kir::BufferArg &b : kernel.buffers) {
+        if (b.is_output || b.placement != kir::Placement::Global) continue;
+        bool uniform = true, read = false;
+        std::vector<int64_t> lo(b.dimensions, INT64_MAX), hi(b.dimensions, INT64_MIN);
+        // Each load of b with the ranges of the loops of constant bounds around it.
+        class Collect : public IRVisitor {
+        public:
+            const std::string &buffer;
+            explicit Collect(const std::string &n) : buffer(n) {}
+            Scope<Interval> loops;
+            std::vector<std::pair<const Call *, std::vector<Interval>>> loads;
+            using IRVisitor::visit;
+            void visit(const For *op) override {
+                const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
+                if (lo && n) {
+                    ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify(op->min + op->extent - 1)));
+                    IRVisitor::visit(op);
+                } else {
+                    IRVisitor::visit(op);
+                }
+            }
+            void visit(const Call *op) override {
+                if (op->name == kir::intrinsic::load && kir::access_of(op).buffer == buffer) {
+                    std::vector<Interval> ranges;
+                    for (const Expr &c : kir::access_of(op).coords) ranges.push_back(bounds_of_expr_in_scope(simplify(c), loops));
+                    loads.push_back({op, ranges});
+                }
+                IRVisitor::visit(op);
+            }
+        } collect(b.name);
+        kernel.body.accept(&collect);
+        // Uniform: every coordinate is a constant, or ranges over constants
+        // with the loops around it (the same on every lane).
+        for (const auto &[op, ranges] : collect.loads) {
+            read = true;
+            for (int d = 0; d < b.dimensions; d++) {
+                // The simplified bounds own what l and h point to.
+                const Expr lo_bound = ranges[d].is_bounded() ? simplify(ranges[d].min) : Expr();
+                const Expr hi_bound = ranges[d].is_bounded() ? simplify(ranges[d].max) : Expr();
+                const int64_t *l = lo_bound.defined() ? as_const_int(lo_bound) : nullptr;
+                const int64_t *h = hi_bound.defined() ? as_const_int(hi_bound) : nullptr;
+                if (!l || !h) {
+                    uniform = false;
+                    break;
+                }
+                lo[d] = std::min(lo[d], *l), hi[d] = std::max(hi[d], *h);
+            }
+        }
+        if (!read || !uniform) continue;
+        int64_t elements = 1;
+        for (int d = 0; d < b.dimensions; d++) elements *= hi[d] - lo[d] + 1;
+        if (elements * b.type.bytes() > constant_memory_budget) continue;
+        b.placement = kir::Placement::Constant;
+        b.region_min = lo;
+        for (int d = 0; d < b.dimensions; d++) b.region_extent.push_back(hi[d] - lo[d] + 1);
+        // Inside the region by construction: no guard.
+        kernel.body = kir::replace_calls(kernel.body, [&](const Call *op) -> Expr {
+            if (op->name != kir::intrinsic::load) return Expr();
+            kir::Access a = kir::access_of(op);
+            if (a.buffer != b.name) return Expr();
+            return kir::load(op->type, a.buffer, const_true(), a.coords);
+        });
+    }
+}
+
+}  // namespace pulse

@@ -1,0 +1,140 @@
+#include "lower/SpecializeInterior.h"
+
+#include <map>
+#include <set>
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+void specialize_interior(kir::Kernel &kernel) {
+    kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) -> Stmt {
+        // The lane varies inside a warp; everything else a guard uses (the
+        // grid point, the per-thread loops, the buffer sizes) does not.
+        Scope<Interval> varying;
+        varying.push(kir::lane_var, Interval(make_const(Int(32), 0), make_const(Int(32), kir::warp_size - 1)));
+        std::vector<Expr> conditions;
+        // Each guard with the lanes it runs on: a store under `if (active)`
+        // runs only where `active` may hold, which narrows the lane range.
+        class Guards : public IRVisitor {
+        public:
+            Guards(const Scope<Interval> &v, const kir::Kernel &k) : varying(v), kernel(k) {}
+            const Scope<Interval> &varying;
+            const kir::Kernel &kernel;
+            /// Loops of constant bounds inside the instance (a rolled time loop): a
+            /// guard must hold on every iteration.
+            std::vector<std::pair<std::string, Interval>> loops;
+            void visit(const For *op) override {
+                const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
+                if (!lo || !n) return IRVisitor::visit(op);
+                loops.push_back({op->name, Interval(op->min, simplify(op->min + op->extent - 1))});
+                IRVisitor::visit(op);
+                loops.pop_back();
+            }
+            /// Per buffer, the box of coordinates its guarded accesses reach.
+            std::map<std::string, std::vector<Interval>> boxes;
+            bool unbounded = false;
+            std::map<std::string, Expr> bool_lets;
+            std::vector<Expr> conditions;
+            using IRVisitor::visit;
+            void visit(const LetStmt *op) override {
+                if (op->value.type().is_bool()) bool_lets[op->name] = substitute(bool_lets, op->value);
+                IRVisitor::visit(op);
+            }
+            void visit(const IfThenElse *op) override {
+                op->condition.accept(this);
+                conditions.push_back(substitute(bool_lets, op->condition));
+                op->then_case.accept(this);
+                conditions.pop_back();
+                if (op->else_case.defined()) op->else_case.accept(this);
+            }
+            void visit(const Call *op) override {
+                if (op->name == kir::intrinsic::load || op->name == kir::intrinsic::store) {
+                    Expr guard = kir::access_of(op).guard;
+                    if (!is_const_one(guard)) {
+                        Scope<Interval> narrowed;
+                        Interval range = varying.get(kir::lane_var);
+                        for (const Expr &c : conditions) {
+                            range = Interval::make_intersection(range, solve_for_outer_interval(c, kir::lane_var));
+                        }
+                        // Over every iteration of the loops around: the union of the ranges.
+                        // Each loop's range, narrowed where a condition pins it (a store in
+                        // the last block of a rolled time loop runs only there).
+                        Scope<Interval> loop_scope;
+                        for (const auto &[var, interval] : loops) {
+                            Interval r = interval;
+                            for (const Expr &c : conditions) {
+                                Interval pinned = solve_for_outer_interval(c, var);
+                                if (pinned.has_lower_bound() && is_const(simplify(pinned.min))) r.min = simplify(max(r.min, pinned.min));
+                                if (pinned.has_upper_bound() && is_const(simplify(pinned.max))) r.max = simplify(min(r.max, pinned.max));
+                            }
+                            loop_scope.push(var, r);
+                        }
+                        if (!loops.empty()) {
+                            Interval lo = range.has_lower_bound() ? bounds_of_expr_in_scope(range.min, loop_scope) : Interval::everything();
+                            Interval hi = range.has_upper_bound() ? bounds_of_expr_in_scope(range.max, loop_scope) : Interval::everything();
+                            range = Interval(lo.has_lower_bound() ? lo.min : Interval::neg_inf(), hi.has_upper_bound() ? hi.max : Interval::pos_inf());
+                            range = Interval::make_intersection(range, varying.get(kir::lane_var));
+                        }
+                        narrowed.push(kir::lane_var, range);
+                        for (const auto &[var, interval] : loops) narrowed.push(var, loop_scope.get(var));
+                        // The guard is the access's bounds check: widen the box of
+                        // coordinates the buffer is accessed at by this access's range.
+                        kir::Access a = kir::access_of(op);
+                        std::vector<Interval> &box = boxes[a.buffer];
+                        for (size_t d = 0; d < a.coords.size(); d++) {
+                            Interval range_d = bounds_of_expr_in_scope(a.coords[d], narrowed);
+                            if (!range_d.is_bounded()) unbounded = true;
+                            if (box.size() <= d) box.push_back(range_d);
+                            else box[d] = Interval::make_union(box[d], range_d);
+                        }
+                    }
+                }
+                IRVisitor::visit(op);
+            }
+        } guards(varying, kernel);
+        body.accept(&guards);
+        if (guards.boxes.empty() || guards.unbounded) return body;
+        // Interior: each buffer's box lies inside it (both corners in bounds).
+        for (const auto &[buffer, box] : guards.boxes) {
+            std::vector<Expr> lo, hi;
+            for (const Interval &r : box) lo.push_back(simplify(r.min)), hi.push_back(simplify(r.max));
+            const kir::BufferArg &b = kernel.buffer(buffer);
+            conditions.push_back(kir::in_bounds(b, lo) && kir::in_bounds(b, hi));
+        }
+        Expr interior = const_true();
+        for (const Expr &c : conditions) interior = interior && c;
+        interior = simplify(interior);
+        // A condition that still varies across the lanes would split the warp
+        // around its shuffles: keep the guarded code only.
+        if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var)) {
+            return body;
+        }
+        // It is tested before the instance: nothing bound inside may appear.
+        class Bound : public IRVisitor {
+        public:
+            Scope<> names;
+            using IRVisitor::visit;
+            void visit(const LetStmt *op) override { names.push(op->name), IRVisitor::visit(op); }
+            void visit(const For *op) override { names.push(op->name), IRVisitor::visit(op); }
+        } bound;
+        body.accept(&bound);
+        if (expr_uses_vars(interior, bound.names)) return body;
+        Stmt fast = kir::replace_calls(body, [&](const Call *op) -> Expr {
+            if (op->name != kir::intrinsic::load && op->name != kir::intrinsic::store) return Expr();
+            std::vector<Expr> args = op->args;
+            args[1] = const_true();
+            for (size_t i = 2; i < args.size(); i++) args[i] = kir::replace_calls(args[i], [&](const Call *inner) -> Expr {
+                if (inner->name != kir::intrinsic::load) return Expr();
+                std::vector<Expr> a = inner->args;
+                a[1] = const_true();
+                return Call::make(inner->type, inner->name, a, inner->call_type);
+            });
+            return Call::make(op->type, op->name, args, op->call_type);
+        });
+        return IfThenElse::make(interior, fast, body);
+    });
+}
+
+}  // namespace pulse

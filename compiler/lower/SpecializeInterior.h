@@ -1,0 +1,17 @@
+// Pass: warps whose every access is inside its buffer run a copy of the
+// instance with no bounds guards; the others (image borders, tails) keep
+// them. The test is one box per buffer: the coordinates its guarded accesses
+// reach, over the lanes that can reach each access (narrowed by the
+// conditions around it) and the iterations of the loops around it.
+#ifndef PULSE_SPECIALIZE_INTERIOR_H
+#define PULSE_SPECIALIZE_INTERIOR_H
+
+#include "ir/KernelIR.h"
+
+namespace pulse {
+
+void specialize_interior(kir::Kernel &kernel);
+
+}  // namespace pulse
+
+#endif

@@ -1,0 +1,235 @@
+#include "Driver.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "codegen/CodeGenCM.h"
+#include "codegen/CodeGenCudaKernel.h"
+#include "codegen/CodeGenReference.h"
+#include "exec/InputRegions.h"
+#include "exec/KernelExecutor.h"
+#include "lower/KernelPasses.h"
+#include "lower/LowerToKernel.h"
+#include "exec/Interpreter.h"
+#include "lower/Pipeline.h"
+#include "analysis/Report.h"
+#include "exec/Simulator.h"
+#include "analysis/Validate.h"
+
+namespace pulse {
+
+namespace {
+
+/// Writes `text` to DIRECTORY/FILE, creating the directory.
+void write_text_file(const std::string &directory, const std::string &file, const std::string &text) {
+    std::filesystem::create_directories(directory);
+    std::string path = (std::filesystem::path(directory) / file).string();
+    std::ofstream out(path);
+    out << text;
+    if (!out) compile_error("cannot write ", path);
+}
+
+/// The registered name of the spec `-g` chose: the generated files and
+/// functions carry the full name (conv1d_sbm) even if a suffix (sbm) chose it.
+std::string full_spec_name(const std::string &given) {
+    std::string found = given;
+    for (const std::string &n : registered_specs()) {
+        if (n == given) return n;
+        if (n.size() > given.size() && n.compare(n.size() - given.size(), given.size(), given) == 0 && n[n.size() - given.size() - 1] == '_') found = n;
+    }
+    return found;
+}
+
+}  // namespace
+
+const char *driver_usage_text() {
+    return "  --check             validate the space-time transform (data and processor availability)\n"
+           "  --report[=json]     analysis of the systolic design: PEs, steps, dataflow classes, registers\n"
+           "  --print-systolic    print the lowered systolic program\n"
+           "  --simulate          run the systolic simulator and the reference on random inputs; PASS or\n"
+           "                      the first mismatching output\n"
+           "  --print-kernel      print the kernel IR (the GPU mapping) after its passes\n"
+           "  --print-after=PASS  print the kernel IR after lower_to_kernel or a kernel pass (or all)\n"
+           "  --execute-kernel    run the kernel IR on the CPU (lanes in lock step) against the reference; PASS\n"
+           "                      or the first mismatching output\n"
+           "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
+           "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
+           "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
+           "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
+           "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
+           "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
+           "  -o DIR              output directory of --emit (default .)\n";
+}
+
+bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &a) {
+    if (flag == "--check") a.check = true;
+    else if (flag == "--report") a.report = true;
+    else if (flag == "--report=json") a.report_json = true;
+    else if (flag == "--report=text") a.report = true;
+    else if (flag == "--print-systolic") a.print_systolic = true;
+    else if (flag == "--simulate") a.simulate = true;
+    else if (flag == "--print-kernel") a.print_kernel = true;
+    else if (flag == "--execute-kernel") a.execute_kernel = true;
+    else if (flag.rfind("--print-after=", 0) == 0) {
+        a.print_after = flag.substr(14);
+        std::vector<std::string> passes = kernel_pass_names();
+        if (a.print_after != "all" && std::find(passes.begin(), passes.end(), a.print_after) == passes.end()) {
+            std::string list;
+            for (const std::string &p : passes) list += (list.empty() ? "" : ", ") + p;
+            compile_error("--print-after=", a.print_after, ": no such pass; the kernel passes are ", list, " (or all)");
+        }
+    } else if (flag == "--time-passes") a.time_passes = true;
+    else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
+    else if (flag.rfind("--unroll-steps=", 0) == 0) {
+        std::string v = flag.substr(15);
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno || n < 0) compile_error("--unroll-steps=", v, ": expected a count >= 0");
+        a.max_unrolled_steps = n;
+    }
+    else if (flag == "--emit" || flag == "-o") {
+        if (i + 1 >= argc) compile_error(flag, " needs a value; see --help");
+        std::string v = argv[++i];
+        if (flag == "-o") {
+            a.output_dir = v;
+        } else {
+            if (v != "cuda" && v != "cm" && v != "cm-emu") compile_error("--emit ", v, ": unknown backend; use cuda, cm or cm-emu");
+            a.emit.push_back(v);
+        }
+    } else {
+        return false;
+    }
+    return true;
+}
+
+int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &a, uint32_t seed) {
+    if (!(a.check || a.report || a.report_json || a.print_systolic || a.simulate || a.print_kernel || !a.print_after.empty() ||
+          a.execute_kernel || !a.emit.empty() || a.time_passes)) {
+        return 0;
+    }
+    std::ostream *timing = a.time_passes ? &std::cout : nullptr;
+    auto start = std::chrono::steady_clock::now();
+    auto lap = [&](const char *pass) {
+        auto now = std::chrono::steady_clock::now();
+        if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
+        start = now;
+    };
+    ir::UreProgram program = spec.output.lower();
+    lap("lower (the front passes)");
+    // Every stage runs once: the validator's findings are printed by --check.
+    std::vector<DependenceTiming> validation;
+    auto validate_start = std::chrono::steady_clock::now();
+    sys::SystolicProgram systolic = compile_to_systolic(program, &validation, timing);
+    start = std::chrono::steady_clock::now();
+    if (a.check) {
+        double ms = std::chrono::duration<double, std::milli>(start - validate_start).count();
+        std::cout << spec_name << ": transform is valid (" << validation.size() << " dependences checked; validated and lowered in "
+                  << ms << " ms)\n";
+        for (const DependenceTiming &t : validation) {
+            std::cout << "  " << t.dependence->consumer << " <- " << t.dependence->call_text << ": dp = " << t.dp
+                      << ", dt = " << t.dt << (t.taken ? "" : " (never taken on the domain)") << "\n";
+        }
+    }
+    if (a.print_systolic) sys::print(std::cout, systolic);
+    if (a.report) print_report(std::cout, systolic, false);
+    if (a.report_json) print_report(std::cout, systolic, true);
+    int status = 0;
+    if (a.simulate) {
+        Buffers inputs = random_input_buffers(program, seed);
+        Buffers expected = ir::realize(program, inputs);
+        Buffers actual = simulate(systolic, inputs);
+        std::string mismatch = compare_outputs(expected, actual);
+        std::cout << spec_name << ": simulate (" << systolic.pe_count << " PEs x " << systolic.steps() << " steps): "
+                  << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
+        if (!mismatch.empty()) status = 1;
+    }
+    // The kernel IR: lowered and optimized once for every action that needs it.
+    std::optional<kir::Kernel> lowered;
+    const bool emits_cuda = std::find(a.emit.begin(), a.emit.end(), "cuda") != a.emit.end();
+    if (a.print_kernel || !a.print_after.empty() || a.execute_kernel || emits_cuda) {
+        std::vector<std::string> input_order;
+        for (const Input &in : spec.inputs) input_order.push_back(in.name());
+        KernelOptions options;
+        if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
+        start = std::chrono::steady_clock::now();
+        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name, input_order, options);
+        lap("lower_to_kernel");
+        if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
+            std::cout << "// ---- kernel IR after lower_to_kernel\n";
+            kir::print(std::cout, *lowered);
+        }
+        KernelPassOptions passes;
+        passes.trace = &std::cout;
+        passes.print_after = a.print_after;
+        passes.timing = timing;
+        optimize_kernel(*lowered, passes);
+    }
+    if (lowered) {
+        const kir::Kernel &kernel = *lowered;
+        if (a.print_kernel) kir::print(std::cout, kernel);
+        if (a.execute_kernel) {
+            std::string mismatch = execute_against_reference(kernel, program, seed);
+            std::cout << spec_name << ": execute-kernel (" << systolic.pe_count << " PEs x " << systolic.steps()
+                      << " steps): " << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
+            if (!mismatch.empty()) status = 1;
+        }
+    }
+    // Backends: --emit cuda / cm / cm-emu.
+    for (const std::string &backend : a.emit) {
+        if (backend == "cuda") {
+            // The kernel IR, printed as CUDA, with its host header, the
+            // reference order as C++ and a harness that checks one against the other.
+            std::string name = lowered->name;
+            std::vector<std::string> input_order;
+            for (const Input &in : spec.inputs) input_order.push_back(in.name());
+            start = std::chrono::steady_clock::now();
+            CudaKernelSources sources = print_cuda(*lowered);
+            lap("print_cuda");
+            write_text_file(a.output_dir, name + ".h", sources.header);
+            write_text_file(a.output_dir, name + ".cu", sources.kernel);
+            write_text_file(a.output_dir, name + "_check.cu", sources.check);
+            write_text_file(a.output_dir, name + "_reference.h", emit_reference_cpp(program, name, input_order));
+            std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
+                      << "_check.cu in " << a.output_dir << "\n";
+            continue;
+        }
+        if (backend == "cm" || backend == "cm-emu") {
+            // The kernel, Level Zero host code and the reference; cm-emu also
+            // builds the kernel against the CPU emulation of CM and runs it.
+            std::string name = full_spec_name(spec_name);
+            std::vector<std::string> input_order;
+            for (const Input &in : spec.inputs) input_order.push_back(in.name());
+            if (backend == "cm") {
+                emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9());
+                std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "
+                          << a.output_dir << "\n";
+                continue;
+            }
+            emit_cm_emulation(systolic, name, input_order, a.output_dir, CmTarget::gen9());
+            std::string source = (std::filesystem::path(a.output_dir) / (name + "_emu.cpp")).string();
+            std::string binary = (std::filesystem::path(a.output_dir) / (name + "_emu")).string();
+            std::string log;
+            if (run_command(cm_emulation_compile_command(source, binary), &log) != 0) {
+                std::cout << name << ": cm-emu: FAIL: " << source << " does not compile:\n" << log;
+                status = 1;
+                continue;
+            }
+            // Instances 0: the extent the spec gave.
+            int rc = run_command("'" + binary + "' 0 " + std::to_string(seed) + " 2>&1", &log);
+            std::cout << name << ": cm-emu (" << systolic.pe_count << " PEs x " << systolic.steps() << " steps): " << log;
+            if (rc != 0) status = 1;
+            continue;
+        }
+        compile_error("--emit ", backend, ": this backend is not built into this version of Pulse");
+    }
+    return status;
+}
+
+}  // namespace pulse

@@ -1,0 +1,44 @@
+// The actions of the generator command line that run compiler stages
+// (--check, --report, --simulate, --emit ...). generator_main (Generator.cpp)
+// parses the common flags and hands the rest here, so each stage adds its
+// flag in one place.
+#ifndef PULSE_DRIVER_H
+#define PULSE_DRIVER_H
+
+#include <string>
+
+#include "pulse/pulse.h"
+
+namespace pulse {
+
+struct DriverActions {
+    bool realize = false;
+    bool print_ir = false;
+    bool check = false;
+    bool report = false;
+    bool report_json = false;
+    bool print_systolic = false;
+    bool simulate = false;
+    bool print_kernel = false;       ///< the kernel IR after the passes
+    std::string print_after;         ///< a kernel pass name, or "all"
+    bool execute_kernel = false;     ///< run the kernel IR on the CPU against the reference
+    std::vector<std::string> emit;   ///< backends to emit: cuda, cm, cm-emu
+    std::string output_dir = ".";
+    std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
+    int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
+    bool time_passes = false;        ///< --time-passes: each pass's time
+    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty() || time_passes; }
+};
+
+/// Help text for the flags parse_driver_flag accepts.
+const char *driver_usage_text();
+
+/// Parses flag argv[i] (advancing i past its value); false if it is not a driver flag.
+bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &actions);
+
+/// Runs the compiler actions; returns the process exit code.
+int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &actions, uint32_t seed);
+
+}  // namespace pulse
+
+#endif

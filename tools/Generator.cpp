@@ -1,0 +1,308 @@
+// The generator driver: every spec program shares this command line.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "Driver.h"
+#include "ir/UreProgram.h"
+#include "exec/InputRegions.h"
+#include "exec/Interpreter.h"
+
+namespace pulse {
+
+namespace {
+
+struct SpecEntry {
+    std::string description;
+    SpecBuilder builder;
+};
+
+std::map<std::string, SpecEntry> &spec_registry() {
+    static std::map<std::string, SpecEntry> registry;
+    return registry;
+}
+
+const char *usage_text =
+    "usage: %s [-g SPEC] [--param NAME=VALUE]... ACTION...\n"
+    "\n"
+    "Runs a Pulse spec: uniform recurrence equations plus a space-time transform.\n"
+    "\n"
+    "options:\n"
+    "  -g SPEC             the spec to build, by name or unique suffix (`-g sbm` for conv1d_sbm);\n"
+    "                      needed when the program registers several (see --list)\n"
+    "  --param NAME=VALUE  set an integer parameter of the spec (sizes, e.g. --param C=37)\n"
+    "  --seed N            seed of the random inputs, in [0, 4294967295] (default 1)\n"
+    "  --list              list the specs this program registers\n"
+    "  -h, --help          print this help\n"
+    "\n"
+    "actions:\n"
+    "  --realize           run the reference interpreter on random inputs; print each output's\n"
+    "                      extents and checksum, and the evaluation rate\n"
+    "  --print-ir          print the URE program (loops, UREs, dependences, schedule)\n";
+
+}  // namespace
+
+int64_t Params::get(const std::string &name, int64_t default_value) const {
+    read[name] = true;
+    auto it = values.find(name);
+    return it == values.end() ? default_value : it->second;
+}
+
+int Params::get_int(const std::string &name, int default_value) const {
+    const int64_t v = get(name, default_value);
+    if (v < INT_MIN || v > INT_MAX) {
+        compile_error("parameter ", name, " = ", v, " does not fit in int [", INT_MIN, ", ", INT_MAX,
+                      "]; give a value in that range");
+    }
+    return (int)v;
+}
+
+std::vector<std::string> Params::unused() const {
+    std::vector<std::string> names;
+    for (const auto &v : values) {
+        if (!read.count(v.first)) names.push_back(v.first);
+    }
+    return names;
+}
+
+bool register_spec(const std::string &name, const std::string &description, SpecBuilder builder) {
+    if (spec_registry().count(name)) throw CompileError("two specs are registered as " + name);
+    spec_registry()[name] = SpecEntry{description, std::move(builder)};
+    return true;
+}
+
+std::vector<std::string> registered_specs() {
+    std::vector<std::string> names;
+    for (const auto &e : spec_registry()) names.push_back(e.first);
+    return names;
+}
+
+namespace {
+/// The registered name `name` refers to: itself, or the unique name ending in "_" + name.
+std::string resolve_spec_name(const std::string &name) {
+    if (spec_registry().count(name)) return name;
+    std::string found;
+    int matches = 0;
+    for (const auto &e : spec_registry()) {
+        const std::string &n = e.first;
+        if (n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
+            n[n.size() - name.size() - 1] == '_') {
+            found = n;
+            matches++;
+        }
+    }
+    if (matches != 1) {
+        std::string known;
+        for (const auto &e : spec_registry()) known += " " + e.first;
+        compile_error("no spec named '", name, "'", matches > 1 ? " (the name is ambiguous)" : "", "; this program has:", known);
+    }
+    return found;
+}
+}  // namespace
+
+Spec build_spec(const std::string &name, const Params &params) {
+    return spec_registry().at(resolve_spec_name(name)).builder(params);
+}
+
+Buffers random_inputs(const ir::UreProgram &program, uint32_t seed) { return random_input_buffers(program, seed); }
+
+double checksum(const Halide::Buffer<> &b) {
+    double sum = 0;
+    b.for_each_element([&](const int *pos) {
+        std::vector<int> c(pos, pos + b.dimensions());
+        sum += load_element(b, c);
+    });
+    return sum;
+}
+
+namespace {
+
+int run_realize(const std::string &spec_name, const Spec &spec, uint32_t seed) {
+    ir::UreProgram program = spec.output.lower();
+    Buffers inputs = random_inputs(program, seed);
+    auto start = std::chrono::steady_clock::now();
+    Buffers outputs = ir::realize(program, inputs);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << spec_name << ": reference realize on random inputs (seed " << seed << ")\n";
+    for (const auto &o : outputs) {
+        std::cout << "  " << o.first << ": extents [";
+        for (int d = 0; d < o.second.dimensions(); d++) std::cout << (d ? ", " : "") << o.second.dim(d).extent();
+        std::cout << "]  checksum " << std::setprecision(10) << checksum(o.second) << "\n";
+    }
+    int64_t evaluations = program.domain_size() * (int64_t)program.ures.size();
+    std::cout << "  " << program.domain_size() << " points x " << program.ures.size() << " UREs in " << std::fixed
+              << std::setprecision(4) << seconds << " s (" << std::setprecision(2) << evaluations / seconds / 1e6
+              << " M URE evaluations/s)\n";
+    return 0;
+}
+
+}  // namespace
+
+namespace {
+
+const char *exit_status_text =
+    "\n"
+    "exit status: 0 on success; 1 for an error in the spec, the transform, an evaluation or\n"
+    "writing files; 2 for a bad command line\n";
+
+/// A bad command line: reported like any error, with exit status 2.
+class UsageError : public std::runtime_error {
+public:
+    explicit UsageError(const std::string &message) : std::runtime_error(message) {}
+};
+
+template<typename... Args>
+[[noreturn]] void usage_error(const Args &...args) {
+    throw UsageError(detail::str(args...));
+}
+
+bool all_digits(const std::string &text, size_t from) {
+    if (text.size() <= from) return false;
+    for (size_t i = from; i < text.size(); i++) {
+        if (text[i] < '0' || text[i] > '9') return false;
+    }
+    return true;
+}
+
+/// --seed N: a decimal integer in [0, 2^32 - 1], nothing else.
+uint32_t parse_seed(const std::string &text) {
+    // At most 10 digits fit in uint64 without overflow; more cannot be a uint32.
+    if (!all_digits(text, 0) || text.size() > 10 || std::stoull(text) > UINT32_MAX) {
+        usage_error("--seed ", text, ": the seed must be an integer in [0, ", UINT32_MAX, "]");
+    }
+    return (uint32_t)std::stoull(text);
+}
+
+/// --param NAME=VALUE: VALUE a decimal integer that fits in int64.
+std::pair<std::string, int64_t> parse_param(const std::string &kv) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) usage_error("--param expects NAME=VALUE, not '", kv, "'");
+    const std::string text = kv.substr(eq + 1);
+    const size_t first_digit = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    if (!all_digits(text, first_digit)) usage_error("--param ", kv, ": the value must be an integer");
+    try {
+        return {kv.substr(0, eq), std::stoll(text)};
+    } catch (const std::out_of_range &) {
+        usage_error("--param ", kv, ": the value does not fit in a 64-bit integer [", INT64_MIN, ", ", INT64_MAX, "]");
+    }
+}
+
+/// The -o directory of --emit can be created and written: its nearest
+/// existing ancestor (or itself) is a directory this process may write in.
+/// Checked before any stage runs, so a bad -o fails at once.
+void check_output_directory(const std::string &dir) {
+    namespace fs = std::filesystem;
+    fs::path p = dir.empty() ? fs::path(".") : fs::path(dir);
+    while (true) {
+        std::error_code ec;
+        fs::file_status status = fs::status(p, ec);
+        if (fs::exists(status)) {
+            if (!fs::is_directory(status)) compile_error("-o ", dir, ": ", p.string(), " is not a directory");
+            if (::access(p.c_str(), W_OK | X_OK) != 0) {
+                compile_error("-o ", dir, ": cannot write in directory ", p.string(), ": ", std::strerror(errno));
+            }
+            return;
+        }
+        if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+            compile_error("-o ", dir, ": cannot access ", p.string(), ": ", ec.message());
+        }
+        fs::path parent = p.parent_path();
+        if (parent == p) return;  // the root
+        if (parent.empty()) {
+            if (p == ".") return;
+            parent = ".";
+        }
+        p = parent;
+    }
+}
+
+}  // namespace
+
+int generator_main(int argc, char **argv) {
+    const char *program_name = argc > 0 ? argv[0] : "spec";
+    std::string spec_name;
+    Params params;
+    uint32_t seed = 1;
+    DriverActions actions;
+    try {
+        try {
+            for (int i = 1; i < argc; i++) {
+                std::string a = argv[i];
+                auto value = [&](const char *flag) -> std::string {
+                    if (i + 1 >= argc) usage_error(flag, " needs a value; see --help");
+                    return argv[++i];
+                };
+                if (a == "-h" || a == "--help") {
+                    std::printf(usage_text, program_name);
+                    std::printf("%s", driver_usage_text());
+                    std::printf("%s", exit_status_text);
+                    return 0;
+                } else if (a == "--list") {
+                    for (const auto &e : spec_registry()) std::cout << e.first << "  " << e.second.description << "\n";
+                    return 0;
+                } else if (a == "-g") {
+                    spec_name = value("-g");
+                } else if (a == "--param") {
+                    auto [name, v] = parse_param(value("--param"));
+                    params.set(name, v);
+                } else if (a == "--seed") {
+                    seed = parse_seed(value("--seed"));
+                } else if (a == "--realize") {
+                    actions.realize = true;
+                } else if (a == "--print-ir") {
+                    actions.print_ir = true;
+                } else if (!parse_driver_flag(a, i, argc, argv, actions)) {
+                    usage_error("unknown flag '", a, "'; see ", program_name, " --help");
+                }
+            }
+        } catch (const CompileError &e) {
+            throw UsageError(e.what());  // a driver flag's value
+        }
+        if (!actions.emit.empty()) check_output_directory(actions.output_dir);
+        if (spec_name.empty()) {
+            if (spec_registry().size() != 1) {
+                std::string known;
+                for (const auto &e : spec_registry()) known += " " + e.first;
+                compile_error("choose a spec with -g SPEC; this program has:", known);
+            }
+            spec_name = spec_registry().begin()->first;
+        }
+        spec_name = resolve_spec_name(spec_name);
+        Spec spec = build_spec(spec_name, params);
+        for (const std::string &u : params.unused()) compile_error("--param ", u, ": spec ", spec_name, " has no parameter ", u);
+        if (!actions.any() && !(actions.realize || actions.print_ir)) {
+            compile_error("nothing to do: give an action such as --realize; see --help");
+        }
+        if (actions.print_ir) ir::print(std::cout, spec.output.lower());
+        if (actions.realize) run_realize(spec_name, spec, seed);
+        return run_driver_actions(spec_name, spec, actions, seed);
+    } catch (const UsageError &e) {
+        std::cerr << program_name << ": error: " << e.what() << "\n";
+        return 2;
+    } catch (const CompileError &e) {
+        std::cerr << program_name << ": error: " << e.what() << "\n";
+        return 1;
+    } catch (const EvaluationError &e) {
+        std::cerr << program_name << ": evaluation error: " << e.what() << "\n";
+        return 1;
+    } catch (const Halide::CompileError &e) {
+        std::cerr << program_name << ": error (from Halide): " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception &e) {
+        // Writing files (std::filesystem::filesystem_error), memory, and
+        // anything else: a message and status 1, never an abort.
+        std::cerr << program_name << ": error: " << e.what() << "\n";
+        return 1;
+    } catch (...) {
+        std::cerr << program_name << ": error: an unknown exception\n";
+        return 1;
+    }
+}
+
+}  // namespace pulse
