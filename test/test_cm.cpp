@@ -220,3 +220,16 @@ TEST_CASE("cm: a read of a later step, never taken on the domain, compiles and r
     CHECK(run_command("'" + (dir / "later_step_emu").string() + "' 0 3", &out) == 0);
     CHECK(out == "PASS\n");
 }
+
+TEST_CASE("cm: schedule primitives the CM backend does not map are refused, not ignored", "[cm]") {
+    // conv2d_ssam tiles its rows (and can split them): CM runs each instance as one thread.
+    Spec ssam = build_spec("conv2d_ssam", Params());
+    sys::SystolicProgram tiled = compile_to_systolic(ssam.output.lower());
+    REQUIRE_THROWS_WITH(emit_cm_kernel(tiled, "k", {"x", "w"}, CmTarget::gen9()),
+                        Catch::Contains("tile(r, ro, ri, 8) is not mapped by the CM backend"));
+    // gpu_blocks naming only some instance loops.
+    ir::UreProgram conv2d = build_spec("conv2d_sbm", Params()).output.lower();
+    conv2d.schedule.gpu_blocks = {"b"};
+    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", {"x", "w"}, CmTarget::gen9()),
+                        Catch::Contains("gpu_blocks leaves out the instance loop 'r'"));
+}

@@ -416,9 +416,44 @@ CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &p, const CmTarget &
     return plan;
 }
 
+namespace {
+
+/// The CM backend runs every array instance as a hardware thread of its own
+/// and maps nothing else; a schedule primitive asking for more is refused, not ignored.
+void check_cm_schedule(const sys::SystolicProgram &p, const std::string &name) {
+    const ir::Schedule &s = p.source.schedule;
+    for (const ir::Tile &t : s.tiles) {
+        compile_error("CM backend: ", name, ": ", t.unroll_inner ? "tile(" : "split(", t.var, ", ", t.outer, ", ", t.inner, ", ",
+                      t.factor, ") is not mapped by the CM backend (each array instance is one thread): remove it for ",
+                      "--emit cm, or use --emit cuda");
+    }
+    if (!s.reorder.empty()) {
+        compile_error("CM backend: ", name, ": reorder is not mapped by the CM backend (array instances are threads, in no ",
+                      "order): remove it for --emit cm, or use --emit cuda");
+    }
+    if (!s.stagings.empty()) {
+        compile_error("CM backend: ", name, ": ", s.stagings.front().source, ".in(", s.stagings.front().consumer,
+                      ") is not mapped by the CM backend: remove the staging for --emit cm, or use --emit cuda");
+    }
+    if (!s.gpu_threads.empty()) {
+        compile_error("CM backend: ", name, ": gpu_threads is not mapped by the CM backend (lanes are PEs): remove it");
+    }
+    if (!s.gpu_blocks.empty()) {
+        for (const ir::Loop &l : p.instance_loops) {
+            if (std::find(s.gpu_blocks.begin(), s.gpu_blocks.end(), l.var) == s.gpu_blocks.end()) {
+                compile_error("CM backend: ", name, ": gpu_blocks leaves out the instance loop '", l.var, "', which the CM ",
+                              "backend runs as threads like the others: name every instance loop in gpu_blocks, or none");
+            }
+        }
+    }
+}
+
+}  // namespace
+
 std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order,
                            const CmTarget &target) {
     if (p.pe_count <= 0 || p.steps() <= 0) compile_error("CM backend: ", name, " has no PEs or no steps");
+    check_cm_schedule(p, name);
     CmRegisterPlan plan = plan_cm_registers(p, target);
     if (plan.bytes > plan.available) {
         std::ostringstream s;
