@@ -8,6 +8,8 @@
 // to the start of the next: a jump of Q - 1 lanes backwards.
 #include "pulse/pulse.h"
 
+#include "../common/ssam2d.h"
+
 using namespace pulse;
 
 namespace {
@@ -41,47 +43,15 @@ PULSE_REGISTER_SPEC("conv2d_sbm", "2-D convolution, SBM (s = c + q, t = Q*p + q)
 
 namespace {
 
-// 2-D convolution Out(x, y) = sum_{p < K} sum_{q < K} x(x + q, y + p) * w(q, p) in SSAM's design:
-// per filter row it is SBM (space s = c + q, time q: the partial sum moves one
-// lane per filter column), the filter rows run inside a step (time t = p + K*q,
-// no exchange between them), and the output rows are a per-thread loop tiled
-// by RT, whose unrolled iterations share the input rows they read (a register
-// window of RT + K - 1 rows per lane). Out is a row-major image; the image
-// width and height are run-time sizes (the extents of Out). The array is PE
-// wide (C = PE - K + 1 output columns per warp); PE = 64 or more runs two or
-// more PEs per lane, which wastes fewer lanes on the K - 1 halo columns and
-// halves the shuffles.
+// 2-D convolution Out(x, y) = sum_{p < K} sum_{q < K} x(x + q, y + p) * w(q, p) in SSAM's
+// design (examples/common/ssam2d.h): the filter w is broadcast along the array
+// (in place on every lane; the kernel passes move it to constant memory).
 Spec conv2d_ssam(const Params &params) {
-    const int K = params.get_int("K", 3);         // filter size (K x K)
-    const int PE = params.get_int("PE", 32);       // array width: more than 32 PEs runs several per lane
-    const int C = PE - K + 1;                      // output columns per warp
-    const int RT = params.get_int("RT", 8);        // output rows per block of a warp (unrolled)
-    const int S = params.get_int("S", 1);          // row blocks per warp, in sequence (a sliding window)
-    const int R = params.get_int("R", 2 * RT);     // output rows (generation-time default; a run-time size)
-    const int B = params.get_int("B", 2);          // column blocks (likewise)
-    Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), rog("rog"), ros("ros"), s("s"), t("t");
+    const int K = params.get_int("K", 3);  // filter size (K x K)
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
-    std::vector<Var> loops{c, p, q, r, b};
-    Func X(Float(32), loops, Place::Device, "X"), W(Float(32), loops, Place::Device, "W"),
-        Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
-    X(c, p, q, r, b) = x(b * C + c + q, r + p);
-    W(c, p, q, r, b) = select(c == 0, w(q, p), W(c - 1, p, q, r, b));
-    Z(c, p, q, r, b) = select(p == 0 && q == 0, 0.0f,
-                              select(p == 0, Z(c, p + K - 1, q - 1, r, b), Z(c, p - 1, q, r, b))) +
-                       X(c, p, q, r, b) * W(c, p, q, r, b);
-    Out(b * C + c, r) = select(p == K - 1 && q == K - 1, Z(c, p, q, r, b));
-    X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, K, q, 0, K, r, 0, R, b, 0, B);
-    X.tile(r, ro, ri, RT);
-    if (S > 1) {
-        // Each warp walks S consecutive row blocks down its column strip; the
-        // K - 1 input rows consecutive blocks share stay in registers.
-        X.split(ro, rog, ros, S);
-        X.gpu_blocks(b, rog);
-    } else {
-        X.gpu_blocks(b, ro);
-    }
-    X.space_time_transform({c, p, q}, {s, t}, {1, 0, 1, /**/ 0, 1, K});
-    return Spec{Out, {x, w}};
+    return pulse_examples::ssam2d(params, Float(32), K, x, {x, w}, [&](const pulse_examples::Ssam2dLoops &l, Func &W) {
+        return select(l.c == 0, w(l.q, l.p), W(l.c - 1, l.p, l.q, l.r, l.b));
+    });
 }
 
 }  // namespace

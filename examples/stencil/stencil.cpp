@@ -3,10 +3,7 @@
 // over the interior of u (the ring of width R, the stencil's radius, is not
 // written: Out is u's interior, Out(i, j) = the stencil at u(i + R, j + R)).
 //
-// The design is SSAM's (the conv2d_ssam spec): per window row the partial sum
-// moves one lane per window column (space s = c + q), the window rows run
-// inside a step (time t = p + K*q), RT output rows per warp share a register
-// window, the image width and height are run-time sizes. The coefficients are
+// The design is SSAM's (examples/common/ssam2d.h, as conv2d_ssam). The coefficients are
 // constants of the spec: once the time loop is unrolled each step's
 // coefficient is a constant, and the points outside the stencil's shape (the
 // corners of a star) cost nothing.
@@ -20,6 +17,8 @@
 
 #include "pulse/pulse.h"
 
+#include "../common/ssam2d.h"
+
 using namespace pulse;
 
 namespace {
@@ -31,39 +30,15 @@ struct Point {
 
 Spec stencil2d(const Params &params, int radius, const std::vector<Point> &points) {
     const Type T = params.get_int("F64", 0) ? Float(64) : Float(32);
-    const int K = 2 * radius + 1;
-    const int PE = params.get_int("PE", 32);
-    const int C = PE - K + 1;                 // output columns per warp
-    const int RT = params.get_int("RT", 8);
-    const int S = params.get_int("S", 1);
-    const int R = params.get_int("R", 2 * RT);
-    const int B = params.get_int("B", 2);
-    Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), rog("rog"), ros("ros"), s("s"), t("t");
     Input u(T, 2, "u");
-    std::vector<Var> loops{c, p, q, r, b};
-    Func X(T, loops, Place::Device, "X"), W(T, loops, Place::Device, "W"), Z(T, loops, Place::Device, "Z"),
-        Out(Place::Device, "Out");
-    // The coefficient of window point (q, p) = (dx + radius, dy + radius); zero off the shape.
-    Expr coefficient = cast(T, Expr(0.0));
-    for (const Point &pt : points) {
-        coefficient = select(q == pt.dx + radius && p == pt.dy + radius, cast(T, Expr(pt.coefficient)), coefficient);
-    }
-    X(c, p, q, r, b) = u(b * C + c + q, r + p);
-    W(c, p, q, r, b) = coefficient;
-    Z(c, p, q, r, b) = select(p == 0 && q == 0, cast(T, Expr(0.0)),
-                              select(p == 0, Z(c, p + K - 1, q - 1, r, b), Z(c, p - 1, q, r, b))) +
-                       X(c, p, q, r, b) * W(c, p, q, r, b);
-    Out(b * C + c, r) = select(p == K - 1 && q == K - 1, Z(c, p, q, r, b));
-    X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, K, q, 0, K, r, 0, R, b, 0, B);
-    X.tile(r, ro, ri, RT);
-    if (S > 1) {
-        X.split(ro, rog, ros, S);
-        X.gpu_blocks(b, rog);
-    } else {
-        X.gpu_blocks(b, ro);
-    }
-    X.space_time_transform({c, p, q}, {s, t}, {1, 0, 1, /**/ 0, 1, K});
-    return Spec{Out, {u}};
+    return pulse_examples::ssam2d(params, T, 2 * radius + 1, u, {u}, [&](const pulse_examples::Ssam2dLoops &l, Func &) {
+        // The coefficient of window point (q, p) = (dx + radius, dy + radius); zero off the shape.
+        Expr coefficient = cast(T, Expr(0.0));
+        for (const Point &pt : points) {
+            coefficient = select(l.q == pt.dx + radius && l.p == pt.dy + radius, cast(T, Expr(pt.coefficient)), coefficient);
+        }
+        return coefficient;
+    });
 }
 
 /// A star of `radius`: the centre and `radius` points along each axis, each
