@@ -69,59 +69,9 @@ constexpr int kMaxQ = max_filter_length();
 static_assert(kMaxQ * sizeof(float) <= 60 * 1024, "the plain kernel's filter must fit in constant memory");
 
 // ---------------------------------------------------------------------------
-// Floors (the same measurement as conv2d_bench)
+// Floors (bench_floors.h, shared with conv2d_bench)
 
-/// Many independent FMA chains per thread so that the FMA pipes, not latency,
-/// bound the kernel; the result is stored only under a condition the compiler
-/// cannot decide, which keeps every chain live.
-constexpr int kFmaChains = 8;
-__global__ void __launch_bounds__(256) fma_rate_kernel(float *sink, int iterations, float a, float b) {
-    float v[kFmaChains];
-#pragma unroll
-    for (int c = 0; c < kFmaChains; c++) v[c] = threadIdx.x * 1e-3f + c;
-#pragma unroll 16
-    for (int i = 0; i < iterations; i++) {
-#pragma unroll
-        for (int c = 0; c < kFmaChains; c++) v[c] = fmaf(v[c], a, b);
-    }
-    float s = 0;
-#pragma unroll
-    for (int c = 0; c < kFmaChains; c++) s += v[c];
-    if (s == -1.0f) sink[0] = s;
-}
-
-struct Floors {
-    double bandwidth = 0;  // bytes/s, read + write
-    double fma_rate = 0;   // FMA/s
-    double seconds(double outputs, double fmas_per_output) const {
-        return outputs * std::max(8.0 / bandwidth, fmas_per_output / fma_rate);
-    }
-};
-
-Floors measure_floors(const cudaDeviceProp &prop, cudaStream_t stream) {
-    Floors f;
-    {
-        // Far larger than L2, so the copy streams through DRAM both ways.
-        const size_t bytes = (size_t)1 << 30;
-        pulse::cuda::DeviceBuffer<char> src(bytes), dst(bytes);
-        PULSE_CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
-        double ms = pulse::cuda::time_median_ms([&] {
-            PULSE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-        }, 3, 20, stream);
-        f.bandwidth = 2.0 * (double)bytes / (ms * 1e-3);
-    }
-    {
-        pulse::cuda::DeviceBuffer<float> sink(1);
-        const int threads = 256;
-        const int blocks = prop.multiProcessorCount * (prop.maxThreadsPerMultiProcessor / threads) * 8;
-        const int iterations = 4096;
-        double ms = pulse::cuda::time_median_ms([&] {
-            fma_rate_kernel<<<blocks, threads, 0, stream>>>(sink.data(), iterations, 0.9999f, 1e-4f);
-        }, 3, 20, stream);
-        f.fma_rate = (double)blocks * threads * iterations * kFmaChains / (ms * 1e-3);
-    }
-    return f;
-}
+#include "bench_floors.h"
 
 // ---------------------------------------------------------------------------
 // The plain kernel: one thread per output, the filter in constant memory
@@ -265,9 +215,7 @@ int main(int argc, char **argv) {
         cudaStream_t stream;
         PULSE_CUDA_CHECK(cudaStreamCreate(&stream));
         const Floors floors = measure_floors(prop, stream);
-        std::printf("GPU: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
-        std::printf("copy bandwidth (D2D, read + write): %.1f GB/s\n", floors.bandwidth / 1e9);
-        std::printf("FP32 FMA rate: %.2f T FMA/s\n", floors.fma_rate / 1e12);
+        print_floors(prop, floors);
 #ifdef WITH_PULSE
         const std::vector<PulseKernel> kernels = pulse_kernels();
         for (const PulseKernel &k : kernels)
