@@ -1,5 +1,6 @@
 #include "ir/SystolicProgram.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -114,6 +115,21 @@ bool is_tap(const Expr &e, Tap *tap) {
     if (!dp || !dt) return false;
     if (tap) *tap = Tap{call->name.substr(std::string(tap_prefix).size()), *dp, *dt};
     return true;
+}
+
+std::vector<Tap> taps_in(const Expr &e) {
+    class Collect : public Halide::Internal::IRVisitor {
+    public:
+        std::vector<Tap> taps;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            Tap t;
+            if (is_tap(Expr(op), &t) && std::find(taps.begin(), taps.end(), t) == taps.end()) taps.push_back(t);
+            IRVisitor::visit(op);
+        }
+    } collect;
+    e.accept(&collect);
+    return collect.taps;
 }
 
 void print(std::ostream &out, const SystolicProgram &p) {

@@ -105,6 +105,8 @@ struct SystolicProgram {
 Halide::Expr make_tap(Halide::Type type, const Tap &tap);
 /// If `e` is a tap, returns true and fills `tap`.
 bool is_tap(const Halide::Expr &e, Tap *tap = nullptr);
+/// The taps `e` reads, each once, in the order met.
+std::vector<Tap> taps_in(const Halide::Expr &e);
 
 /// Prints the lowered program: time loop, lanes, statements with guards and taps.
 void print(std::ostream &out, const SystolicProgram &program);

@@ -68,15 +68,6 @@ Expr zero_undefined(const Expr &e) {
     });
 }
 
-std::vector<sys::Tap> taps_in(const Expr &e) {
-    std::vector<sys::Tap> taps;
-    kir::for_each_call(e, [&](const Call *op) {
-        sys::Tap t;
-        if (sys::is_tap(Expr(op), &t) && std::find(taps.begin(), taps.end(), t) == taps.end()) taps.push_back(t);
-    });
-    return taps;
-}
-
 // ---------------------------------------------------------------------------
 // Straight-line code: a list of lets and statements, nested at the end.
 
@@ -552,7 +543,7 @@ private:
         };
         // Taps of earlier steps, and same-step taps of this PE, resolved.
         auto resolve_earlier = [&](Expr e, int64_t j) {
-            for (const sys::Tap &tap : taps_in(e)) {
+            for (const sys::Tap &tap : sys::taps_in(e)) {
                 if (tap.dt >= 1) {
                     e = replace_tap(e, tap, neighbour(tap.var, position - tap.dt, tap.dp, j));
                 } else if (tap.dt == 0 && tap.dp == 0) {
@@ -586,7 +577,7 @@ private:
                 over_any_pe[program.time_var] = t;
                 Expr generic = simplify(substitute(over_any_pe, st.value));
                 std::vector<sys::Tap> chains;
-                for (const sys::Tap &tap : taps_in(generic)) {
+                for (const sys::Tap &tap : sys::taps_in(generic)) {
                     if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
                 }
                 Expr result;

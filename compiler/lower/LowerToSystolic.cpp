@@ -19,7 +19,6 @@ namespace {
 class ReplaceCalls : public IRMutator {
 public:
     ReplaceCalls(const ir::UreProgram &p, const ir::Ure &u) : program(p), ure(u) {}
-    std::vector<std::pair<sys::Tap, bool>> taps;  ///< every tap made, and whether it reads the URE itself
 
 protected:
     using IRMutator::visit;
@@ -51,7 +50,6 @@ protected:
             dt += t.matrix.back()[c] * d;
         }
         sys::Tap tap{callee, dp, dt};
-        taps.push_back({tap, callee == ure.name});
         return sys::make_tap(op->type, tap);
     }
 
@@ -59,24 +57,6 @@ private:
     const ir::UreProgram &program;
     const ir::Ure &ure;
 };
-
-/// The taps `e` reads, each once.
-std::vector<sys::Tap> taps_of_value(const Expr &e) {
-    std::vector<sys::Tap> taps;
-    class Visitor : public IRVisitor {
-    public:
-        std::vector<sys::Tap> &taps;
-        explicit Visitor(std::vector<sys::Tap> &t) : taps(t) {}
-        using IRVisitor::visit;
-        void visit(const Call *op) override {
-            sys::Tap tap;
-            if (sys::is_tap(Expr(op), &tap) && std::find(taps.begin(), taps.end(), tap) == taps.end()) taps.push_back(tap);
-            IRVisitor::visit(op);
-        }
-    } visitor(taps);
-    e.accept(&visitor);
-    return taps;
-}
 
 /// A same-step read of a variable the step computes at or after the reader
 /// (a copy chain through several variables: W(c) = V(c - 1), V(c) = W(c))
@@ -225,7 +205,7 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
     }
     inline_same_step_reads(p);
     for (const sys::Statement &s : p.statements) {
-        for (const sys::Tap &tap : taps_of_value(s.value)) {
+        for (const sys::Tap &tap : sys::taps_in(s.value)) {
             std::vector<sys::Tap> &all = taps_of[tap.var];
             if (std::find(all.begin(), all.end(), tap) == all.end()) all.push_back(tap);
             std::vector<sys::Tap> &own = self_taps_of[tap.var];
