@@ -19,9 +19,8 @@ void specialize_interior(kir::Kernel &kernel) {
         // runs only where `active` may hold, which narrows the lane range.
         class Guards : public IRVisitor {
         public:
-            Guards(const Scope<Interval> &v, const kir::Kernel &k) : varying(v), kernel(k) {}
+            explicit Guards(const Scope<Interval> &v) : varying(v) {}
             const Scope<Interval> &varying;
-            const kir::Kernel &kernel;
             /// Loops of constant bounds inside the instance (a rolled time loop): a
             /// guard must hold on every iteration.
             std::vector<std::pair<std::string, Interval>> loops;
@@ -93,7 +92,7 @@ void specialize_interior(kir::Kernel &kernel) {
                 }
                 IRVisitor::visit(op);
             }
-        } guards(varying, kernel);
+        } guards(varying);
         body.accept(&guards);
         if (guards.boxes.empty() || guards.unbounded) return body;
         // Interior: each buffer's box lies inside it (both corners in bounds).
