@@ -13,8 +13,13 @@
 #   CONV2D_VARIANTS  extra mappings, "tag:SETTING,SETTING ..." (default none),
 #                    each SETTING a spec parameter NAME=V or a generator flag,
 #                    applied over the chosen mapping
-#                    (e.g. "pe32:PE=32 roll:PE=64,--unroll-steps=0")
+#                    (e.g. "pe32:PE=32 roll:PE=64,--unroll-steps=0"); a
+#                    variant whose settings name another spec of the conv2d
+#                    program (spec=NAME) gets only its own settings
 #   CONV1D_QS        filter lengths of the conv1d kernels (default "5 17"; empty: none)
+#   CONV1D_VARIANTS  extra mappings of the eight-PEs-per-lane conv1d kernels,
+#                    "tag:NAME=V,NAME=V ..." (e.g. "t4:T=4 s4:S=4": four arrays
+#                    per warp, unrolled or in sequence), as conv1d_{sbm8,fbs8}{tag}_q{Q}
 #   JOBS             generators run at once (default: the number of cores)
 set -euo pipefail
 usage="usage: benchmarks/generate_conv.sh BUILD_DIR OUT_DIR"
@@ -53,16 +58,42 @@ for k in ${CONV2D_KS-3 5 7 9 11 13 15}; do
   for variant in ${CONV2D_VARIANTS:-}; do
     tag="${variant%%:*}"
     settings="${variant#*:}"
-    # shellcheck disable=SC2046
-    emit_conv2d "conv2d_k${k}_$tag" "K=$k" $(chosen_mapping "$k") $(tr ',' ' ' <<<"$settings")
+    if [[ ",$settings," =~ ,spec=([A-Za-z0-9_]+), ]]; then
+      spec="${BASH_REMATCH[1]}"
+      # shellcheck disable=SC2046
+      emit conv2d "$spec" "conv2d_k${k}_$tag" "K=$k" $(tr ',' ' ' <<<"$settings" | tr ' ' '\n' | grep -v '^spec=')
+    else
+      # shellcheck disable=SC2046
+      emit_conv2d "conv2d_k${k}_$tag" "K=$k" $(chosen_mapping "$k") $(tr ',' ' ' <<<"$settings")
+    fi
   done
 done
 
-# 1-D convolution: SBM and FBS, each as wide as a warp allows (SBM has C + Q - 1
-# PEs, so C = 33 - Q; FBS has C PEs, so C = 32).
+# The arrays per warp of the eight-PEs-per-lane FBS kernel, measured best
+# for Q (docs/benchmarks.md, H100, 2026-11-21): at Q = 5 a warp has too little
+# work for its setup unless it runs two arrays side by side (T) and walks
+# eight such pairs (S); at Q = 17 it walks four.
+conv1d_mapping() {
+  if (($1 <= 8)); then echo "T=2 S=8"; else echo "S=4"; fi
+}
+
+# 1-D convolution: SBM and FBS, each one PE per lane (SBM has C + Q - 1 PEs,
+# so C = 33 - Q; FBS has C PEs, so C = 32) and eight PEs per lane (sbm8,
+# fbs8: 256 PEs, the lane's neighbouring PEs in its registers; fbs8 in the
+# mapping above).
 for q in ${CONV1D_QS-5 17}; do
   emit conv1d conv1d_sbm "conv1d_sbm_q$q" "Q=$q" "C=$((33 - q))"
   emit conv1d conv1d_fbs "conv1d_fbs_q$q" "Q=$q" C=32
+  emit conv1d conv1d_sbm "conv1d_sbm8_q$q" "Q=$q" "C=$((257 - q))"
+  # shellcheck disable=SC2046
+  emit conv1d conv1d_fbs "conv1d_fbs8_q$q" "Q=$q" C=256 $(conv1d_mapping "$q")
+  for variant in ${CONV1D_VARIANTS:-}; do
+    tag="${variant%%:*}"
+    # shellcheck disable=SC2046
+    emit conv1d conv1d_sbm "conv1d_sbm8${tag}_q$q" "Q=$q" "C=$((257 - q))" $(tr ',' ' ' <<<"${variant#*:}")
+    # shellcheck disable=SC2046
+    emit conv1d conv1d_fbs "conv1d_fbs8${tag}_q$q" "Q=$q" C=256 $(tr ',' ' ' <<<"${variant#*:}")
+  done
 done
 
 [[ ${#commands[@]} -eq 0 ]] || printf '%s\n' "${commands[@]}" | xargs -d '\n' -P "$jobs" -n 1 bash -c

@@ -38,7 +38,7 @@ namespace {
 std::vector<std::string> example_specs() {
     std::vector<std::string> specs = registered_specs();
     for (const char *known : {"conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs", "conv1d_ffs", "conv1d_fbs",
-                              "conv1d_fbs_stride2", "conv2d_sbm", "conv2d_ssam", "matmul", "matvec", "fir_stride2"}) {
+                              "conv1d_fbs_stride2", "conv2d_sbm", "conv2d_ssam", "conv2d_os", "matmul", "matvec", "fir_stride2"}) {
         INFO(known);
         REQUIRE(std::find(specs.begin(), specs.end(), known) != specs.end());
     }

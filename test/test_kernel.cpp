@@ -92,6 +92,9 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"conv1d_ffs", test::params({{"C", 7}, {"Q", 3}, {"B", 3}})},
         {"conv1d_fbs", test::params({{"C", 9}, {"Q", 5}, {"B", 3}})},
         {"conv1d_fbs_stride2", test::params({{"C", 7}, {"Q", 5}, {"B", 3}})},
+        // Eight PEs per lane, arrays tiled (T) and split (S) per warp, as benchmarked.
+        {"conv1d_fbs", test::params({{"C", 256}, {"Q", 5}, {"T", 2}, {"S", 3}, {"B", 13}})},
+        {"conv1d_sbm", test::params({{"C", 240}, {"Q", 17}, {"S", 2}, {"B", 5}})},
         {"conv2d_sbm", test::params({{"C", 9}, {"P", 3}, {"Q", 3}, {"R", 5}, {"B", 3}})},
         {"conv2d_ssam", test::params({{"K", 3}, {"RT", 4}, {"R", 11}, {"B", 3}})},
         {"conv2d_ssam", test::params({{"K", 5}, {"RT", 3}, {"R", 7}, {"B", 2}})},
@@ -102,6 +105,7 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         // Arrays wider than a warp: two and three PEs per lane.
         {"conv2d_ssam", test::params({{"K", 3}, {"PE", 64}, {"RT", 3}, {"R", 7}, {"B", 3}})},
         {"conv2d_ssam", test::params({{"K", 5}, {"PE", 77}, {"RT", 2}, {"R", 5}, {"B", 2}})},
+        {"conv2d_os", test::params({{"K", 5}, {"PE", 70}, {"RT", 3}, {"R", 7}, {"B", 2}})},
         // Stencils (constant coefficients), fp32 and fp64, and one walking row blocks.
         {"stencil2d_5pt", test::params({{"RT", 3}, {"R", 10}, {"B", 3}})},
         {"stencil2d_9pt", test::params({{"F64", 1}, {"RT", 2}, {"R", 7}, {"B", 2}})},

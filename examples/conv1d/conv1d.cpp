@@ -55,7 +55,20 @@ Spec conv1d(Design design, const Params &params) {
         break;
     }
     X.merge_ures(W, Z, Out).set_bounds(c, 0, C, q, 0, Q, b, 0, B);
-    X.gpu_blocks(b);
+    // Arrays per warp: T unrolled side by side (tile), S walked in sequence
+    // (split); more work per warp amortizes its setup.
+    const int T = params.get_int("T", 1), S = params.get_int("S", 1);
+    Var bo("bo"), bi("bi"), bg("bg"), bs("bs");
+    Var outer = b;
+    if (T > 1) {
+        X.tile(b, bo, bi, T);
+        outer = bo;
+    }
+    if (S > 1) {
+        X.split(outer, bg, bs, S);
+        outer = bg;
+    }
+    X.gpu_blocks(outer);
     // Matrix rows: space (s) first, time (t) last; columns follow the source loops (c, q).
     switch (design) {
     case Design::SBM: X.space_time_transform({c, q}, {s, t}, {1, 1, /**/ 0, 1}); break;

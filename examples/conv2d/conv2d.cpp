@@ -57,3 +57,38 @@ Spec conv2d_ssam(const Params &params) {
 }  // namespace
 
 PULSE_REGISTER_SPEC("conv2d_ssam", "2-D convolution, SSAM's design (s = c + q, t = p + K*q, rows per thread)", conv2d_ssam);
+
+namespace {
+
+// 2-D convolution, output-stationary: every PE owns one output column and
+// keeps its partial sums (s = c, t = K*p + q), the filter is broadcast and
+// the image is read in place, so no PE idles on a halo column. Rows are
+// tiled by RT as in SSAM's design; PE outputs columns per warp (PE > 32 runs
+// several PEs per lane, whose reads of neighbouring columns coincide).
+Spec conv2d_os(const Params &params) {
+    const int K = params.get_int("K", 3);
+    const int PE = params.get_int("PE", 64);
+    const int RT = params.get_int("RT", 4);
+    const int R = params.get_int("R", 2 * RT);
+    const int B = params.get_int("B", 2);
+    Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
+    Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), s("s"), t("t");
+    std::vector<Var> loops{c, p, q, r, b};
+    Func X(Float(32), loops, Place::Device, "X"), W(Float(32), loops, Place::Device, "W"),
+        Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
+    X(c, p, q, r, b) = x(b * PE + c + q, r + p);
+    W(c, p, q, r, b) = w(q, p);
+    Z(c, p, q, r, b) = select(p == 0 && q == 0, 0.0f,
+                              select(q == 0, Z(c, p - 1, q + K - 1, r, b), Z(c, p, q - 1, r, b))) +
+                       X(c, p, q, r, b) * W(c, p, q, r, b);
+    Out(b * PE + c, r) = select(p == K - 1 && q == K - 1, Z(c, p, q, r, b));
+    X.merge_ures(W, Z, Out).set_bounds(c, 0, PE, p, 0, K, q, 0, K, r, 0, R, b, 0, B);
+    X.tile(r, ro, ri, RT);
+    X.gpu_blocks(b, ro);
+    X.space_time_transform({c, p, q}, {s, t}, {1, 0, 0, /**/ 0, K, 1});
+    return Spec{Out, {x, w}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("conv2d_os", "2-D convolution, output-stationary (s = c, t = K*p + q, rows per thread)", conv2d_os);
