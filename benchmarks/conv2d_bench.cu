@@ -97,20 +97,11 @@ void check_cudnn(cudnnStatus_t s, const char *call) {
 #define CUDNN_CHECK(call) check_cudnn((call), #call)
 #endif
 
-#ifndef PULSE_BENCH_NO_NPP
-void check_npp(NppStatus s, const char *call) {
-    // Positive values are warnings; NPP reports errors as negative codes.
-    if (s < 0) throw std::runtime_error(std::string(call) + " failed: NppStatus " + std::to_string((int)s));
-}
-#define NPP_CHECK(call) check_npp((call), #call)
-#endif
-
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 // ---------------------------------------------------------------------------
-// Floors
+// Floors and the helpers shared with stencil_bench.cu
 
 #include "bench_floors.h"
+#include "bench_common.h"
 
 // ---------------------------------------------------------------------------
 // The problem and its check
@@ -121,20 +112,6 @@ struct Problem {
     std::vector<float> hx;         // x for the largest K; smaller K use its top-left corner
     std::vector<std::pair<int64_t, int64_t>> samples;  // checked outputs (i, j)
 };
-
-/// All four corners, points along every edge, and random interior points.
-std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t W, int64_t H, std::mt19937_64 &rng) {
-    std::vector<std::pair<int64_t, int64_t>> s = {{0, 0}, {W - 1, 0}, {0, H - 1}, {W - 1, H - 1}};
-    std::uniform_int_distribution<int64_t> col(0, W - 1), row(0, H - 1);
-    for (int n = 0; n < 512; n++) {
-        s.push_back({col(rng), 0});
-        s.push_back({col(rng), H - 1});
-        s.push_back({0, row(rng)});
-        s.push_back({W - 1, row(rng)});
-    }
-    for (int n = 0; n < 24000; n++) s.push_back({col(rng), row(rng)});
-    return s;
-}
 
 struct CheckResult {
     bool ok = true;
@@ -483,18 +460,8 @@ int main(int argc, char **argv) {
                 std::printf("  note: NPP skipped for even K\n");
             } else try {
                 const int a = (K - 1) / 2;
-                NppStreamContext ctx{};
-                ctx.hStream = stream;
-                PULSE_CUDA_CHECK(cudaGetDevice(&ctx.nCudaDeviceId));
-                ctx.nMultiProcessorCount = prop.multiProcessorCount;
-                ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
-                ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
-                ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
-                ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
-                ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
-                PULSE_CUDA_CHECK(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+                const NppStreamContext ctx = npp_context(prop, stream);
                 pulse::cuda::DeviceBuffer<float> kernel((size_t)K * K);
-                std::vector<float> reversed(hw.rbegin(), hw.rend());
                 const float *src = dx.data() + (int64_t)a * x_pitch + a;
                 Row row;
                 row.label = "NPP nppiFilter_32f_C1R";
@@ -510,27 +477,21 @@ int main(int argc, char **argv) {
                 // The documented orientation first; if it fails the check, the
                 // other three (unreversed, transposed, both), and the row says
                 // which one it timed.
-                std::vector<float> transposed((size_t)K * K);
-                for (int p = 0; p < K; p++)
-                    for (int q = 0; q < K; q++) transposed[(size_t)(p + K * q)] = hw[(size_t)(q + K * p)];
-                std::vector<float> transposed_reversed(transposed.rbegin(), transposed.rend());
-                const std::pair<const char *, const std::vector<float> *> orientations[] = {
-                    {"", &reversed}, {" (w unreversed)", &hw}, {" (w transposed, reversed)", &transposed_reversed},
-                    {" (w transposed)", &transposed}};
+                const auto orientations = npp_orientations(hw, K);
                 bool matched = false;
                 for (const auto &[note, weights] : orientations) {
-                    kernel.upload(*weights);
+                    kernel.upload(weights);
                     poison_out();
                     row.run();
                     PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
                     if (check_result(pr, hw, K, dout.data(), out_pitch, row.tolerance, false).ok) {
                         row.label += note;
-                        if (*note) std::printf("  note: NPP matched Out with%s\n", note);
+                        if (!note.empty()) std::printf("  note: NPP matched Out with%s\n", note.c_str());
                         matched = true;
                         break;
                     }
                 }
-                if (!matched) kernel.upload(reversed);  // report the documented orientation's failure
+                if (!matched) kernel.upload(orientations.front().second);  // report the documented orientation's failure
                 run_row(row, pr, hw, K, floors, stream);
             } catch (const std::exception &e) {
                 failures++;

@@ -1,0 +1,63 @@
+// Helpers the 2-D benchmarks (conv2d_bench.cu, stencil_bench.cu) share: row
+// pitches, the sampled output points every check visits, and NPP's error
+// check and stream context. Included after pulse_cuda.h (and, without
+// PULSE_BENCH_NO_NPP, after nppi_filtering_functions.h), inside the
+// benchmark's anonymous namespace.
+#ifndef PULSE_BENCH_COMMON_H
+#define PULSE_BENCH_COMMON_H
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/// All four corners, points along every edge, and random interior points of
+/// a W x H output.
+std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t W, int64_t H, std::mt19937_64 &rng) {
+    std::vector<std::pair<int64_t, int64_t>> s = {{0, 0}, {W - 1, 0}, {0, H - 1}, {W - 1, H - 1}};
+    std::uniform_int_distribution<int64_t> col(0, W - 1), row(0, H - 1);
+    for (int n = 0; n < 512; n++) {
+        s.push_back({col(rng), 0});
+        s.push_back({col(rng), H - 1});
+        s.push_back({0, row(rng)});
+        s.push_back({W - 1, row(rng)});
+    }
+    for (int n = 0; n < 24000; n++) s.push_back({col(rng), row(rng)});
+    return s;
+}
+
+#ifndef PULSE_BENCH_NO_NPP
+void check_npp(NppStatus s, const char *call) {
+    // Positive values are warnings; NPP reports errors as negative codes.
+    if (s < 0) throw std::runtime_error(std::string(call) + " failed: NppStatus " + std::to_string((int)s));
+}
+#define NPP_CHECK(call) check_npp((call), #call)
+
+/// The context NPP's _Ctx functions take: the device's properties and the stream.
+NppStreamContext npp_context(const cudaDeviceProp &prop, cudaStream_t stream) {
+    NppStreamContext ctx{};
+    ctx.hStream = stream;
+    PULSE_CUDA_CHECK(cudaGetDevice(&ctx.nCudaDeviceId));
+    ctx.nMultiProcessorCount = prop.multiProcessorCount;
+    ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+    ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+    ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
+    ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
+    ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
+    PULSE_CUDA_CHECK(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+    return ctx;
+}
+
+/// The orientations of a K x K filter w (w(q, p) at q + K * p) that the
+/// benchmarks try on nppiFilter, each with the note its row gets: the
+/// documented one first (coefficients reversed), then unreversed, transposed
+/// and reversed, transposed.
+std::vector<std::pair<std::string, std::vector<float>>> npp_orientations(const std::vector<float> &w, int K) {
+    std::vector<float> transposed((size_t)K * K);
+    for (int p = 0; p < K; p++)
+        for (int q = 0; q < K; q++) transposed[(size_t)(p + K * q)] = w[(size_t)(q + K * p)];
+    return {{"", std::vector<float>(w.rbegin(), w.rend())},
+            {" (w unreversed)", w},
+            {" (w transposed, reversed)", std::vector<float>(transposed.rbegin(), transposed.rend())},
+            {" (w transposed)", transposed}};
+}
+#endif
+
+#endif

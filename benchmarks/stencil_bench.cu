@@ -1,0 +1,450 @@
+// Single-sweep 2-D stencils with constant coefficients, fp32 and fp64:
+//   Out(i, j) = sum over the stencil's points (dx, dy) of c(dx, dy) * u(i + R + dx, j + R + dy)
+// (Out is u's interior; R the stencil's radius), the stencils and
+// coefficients of examples/stencil/stencil.cpp: 5pt (star, R = 1), 9pt (3x3
+// box), 25pt (5x5 box), star2 (star, R = 2). Pulse's generated kernels against
+// a plain CUDA kernel and, for fp32, NPP's nppiFilter_32f_C1R, each checked,
+// timed, and set against the floor measured in the same run.
+//
+// Layout (dimension 0 innermost): u has extents (W + 2R, H + 2R), Out (W, H);
+// both have row pitches rounded up to a multiple of 32 elements, so the pitch
+// path is exercised whenever a width is not a multiple of 32 (e.g. 8191 x 8193).
+//
+// Build (scripts/gpu_bench_stencil.sh does this from a folder of generated
+// kernels), one line:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -I<pulse>/runtime -I<generated>
+//        -DWITH_PULSE -include pulse_stencils.h benchmarks/stencil_bench.cu
+//        <generated>/stencil2d_5pt_f32.cu ... -lnppif -lnppc -o stencil_bench
+// where pulse_stencils.h defines PULSE_STENCILS, the Pulse kernels as
+// X(shape, type) (e.g. X(5pt, f32) X(25pt, f64): stencil2d_5pt_f32(u, Out,
+// stream) from the generated stencil2d_5pt_f32.cu), and PULSE_VARIANTS, other
+// mappings as V(shape, type, tag) naming stencil2d_{shape}_{type}_{tag} (a
+// header because nvcc splits -D values at commas).
+// -DPULSE_BENCH_NO_NPP leaves NPP out.
+//
+// Run: stencil_bench [W H [STENCIL...]] (default 8192 8192, every stencil;
+// STENCIL names a shape, 5pt, or a shape and type, 5pt_f64). Prints a table
+// per stencil and type and one line
+// `CSV,stencil2d,<kernel>,<shape>,<type>,<W>,<H>,<ms>,<fraction of floor>,<check>`
+// per row (benchmarks/plot_stencil.py reads those). Exits non-zero if any check failed.
+//
+// Floor: W * H * 2 * sizeof(T) bytes (every input read once, every output
+// written once; the ring of u is ignored) at the device-to-device copy
+// bandwidth. The FMAs (at most 25 per cell) are far below the FMA rate's
+// floor at either precision, so the bytes alone are the floor.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pulse_buffer.h"
+#include "pulse_cuda.h"
+
+#ifndef PULSE_BENCH_NO_NPP
+#include <nppi_filtering_functions.h>
+#endif
+
+#ifndef PULSE_STENCILS
+#define PULSE_STENCILS
+#endif
+#ifndef PULSE_VARIANTS
+#define PULSE_VARIANTS
+#endif
+
+#ifdef WITH_PULSE
+// The generated headers declare the same functions; a signature that
+// disagrees with a pre-included header is a compile error.
+#define X(shape, type) extern "C" cudaError_t stencil2d_##shape##_##type(pulse_buffer u, pulse_buffer Out, cudaStream_t stream);
+PULSE_STENCILS
+#undef X
+#define V(shape, type, tag) \
+    extern "C" cudaError_t stencil2d_##shape##_##type##_##tag(pulse_buffer u, pulse_buffer Out, cudaStream_t stream);
+PULSE_VARIANTS
+#undef V
+#endif
+
+namespace {
+
+#include "bench_common.h"
+#include "bench_floors.h"
+
+// ---------------------------------------------------------------------------
+// The stencils, as examples/stencil/stencil.cpp defines them. A coefficient
+// that differs from the spec's fails the Pulse rows' check.
+
+struct Shape {
+    const char *name;
+    int radius;
+    bool box;  // (2R + 1)^2 box; else a star
+};
+constexpr Shape kShapes[] = {{"5pt", 1, false}, {"9pt", 1, true}, {"25pt", 2, true}, {"star2", 2, false}};
+constexpr int kMaxRadius = 2;
+
+/// c(dx, dy). Star: 0.5 at the centre, 0.125 / 2^(k-1) at distance k along
+/// an axis. Box: (1 + 0.125 (dx - dy)) / (2R + 1)^2 (distinct coefficients,
+/// so a transposed or mirrored window fails the check).
+__host__ __device__ constexpr double coefficient(bool box, int radius, int dx, int dy) {
+    if (box) return 1.0 / ((2 * radius + 1) * (2 * radius + 1)) * (1.0 + 0.125 * (dx - dy));
+    if (dx == 0 && dy == 0) return 0.5;
+    if (dx != 0 && dy != 0) return 0.0;
+    const int k = dx + dy > 0 ? dx + dy : -(dx + dy);
+    return k <= radius ? 0.125 / (1 << (k - 1)) : 0.0;
+}
+
+// ---------------------------------------------------------------------------
+// The problem and its check
+
+template<typename T>
+struct Problem {
+    int64_t W = 0, H = 0;
+    int64_t host_stride = 0;  // row stride of hu, sized for the largest radius
+    std::vector<T> hu;        // u for the largest radius; smaller radii use its top-left corner
+    std::vector<std::pair<int64_t, int64_t>> samples;  // checked outputs (i, j)
+};
+
+struct CheckResult {
+    bool ok = true;
+    double max_error = 0;  // |got - want| / sum |c * u|, the largest over the samples
+    std::string detail;
+};
+
+/// Compares a W x H result (device, row pitch `pitch` elements) against a
+/// double-precision sum at every sample point. With `padding` the columns
+/// between W and the pitch must still hold the poison bytes: a kernel must
+/// not write outside Out's extents.
+template<typename T>
+CheckResult check_result(const Problem<T> &pr, const Shape &shape, const T *device, int64_t pitch, double tolerance,
+                         bool padding) {
+    const int64_t width = padding ? pitch : pr.W;
+    const int R = shape.radius;
+    std::vector<T> got((size_t)(width * pr.H));
+    PULSE_CUDA_CHECK(cudaMemcpy2D(got.data(), width * sizeof(T), device, pitch * sizeof(T), width * sizeof(T), pr.H,
+                                  cudaMemcpyDeviceToHost));
+    CheckResult r;
+    char buf[256];
+    for (auto [i, j] : pr.samples) {
+        double want = 0, scale = 0;
+        for (int dy = -R; dy <= R; dy++)
+            for (int dx = -R; dx <= R; dx++) {
+                const double t = coefficient(shape.box, R, dx, dy) * (double)pr.hu[(size_t)((j + R + dy) * pr.host_stride + i + R + dx)];
+                want += t, scale += std::fabs(t);
+            }
+        const T g = got[(size_t)(j * width + i)];
+        const double e = std::fabs((double)g - want) / std::max(scale, 1e-300);
+        if (!(e <= tolerance)) {  // NaN (an unwritten output) fails too
+            std::snprintf(buf, sizeof buf, "Out(%lld, %lld) = %.17g, expected %.17g", (long long)i, (long long)j, (double)g, want);
+            r.ok = false, r.detail = buf;
+            return r;
+        }
+        r.max_error = std::max(r.max_error, e);
+    }
+    if (padding) {
+        for (int64_t j = 0; j < pr.H; j++)
+            for (int64_t i = pr.W; i < pitch; i++) {
+                const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&got[(size_t)(j * width + i)]);
+                if (std::any_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b != 0xff; })) {
+                    std::snprintf(buf, sizeof buf, "wrote the row padding at (%lld, %lld)", (long long)i, (long long)j);
+                    r.ok = false, r.detail = buf;
+                    return r;
+                }
+            }
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------
+// The plain kernel: one thread per output cell, the coefficients compile-time
+// constants (the unrolled loops fold them, and the points off a star's shape
+// cost nothing), the inputs through L1.
+
+template<typename T, bool Box, int R>
+__global__ void __launch_bounds__(256) plain_stencil(const T *__restrict__ u, int64_t u_pitch, T *__restrict__ out,
+                                                      int64_t out_pitch, int W, int H) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= W || j >= H) return;
+    const T *centre = u + (int64_t)(j + R) * u_pitch + (i + R);
+    T sum = 0;
+#pragma unroll
+    for (int dy = -R; dy <= R; dy++)
+#pragma unroll
+        for (int dx = -R; dx <= R; dx++) {
+            const double c = coefficient(Box, R, dx, dy);
+            if (c != 0.0) sum += (T)c * __ldg(centre + (int64_t)dy * u_pitch + dx);
+        }
+    out[(int64_t)j * out_pitch + i] = sum;
+}
+
+template<typename T>
+void launch_plain(const Shape &shape, const T *u, int64_t u_pitch, T *out, int64_t out_pitch, int W, int H,
+                  cudaStream_t stream) {
+    const dim3 block(32, 8), grid((unsigned)((W + 31) / 32), (unsigned)((H + 7) / 8));
+    if (shape.box && shape.radius == 1) plain_stencil<T, true, 1><<<grid, block, 0, stream>>>(u, u_pitch, out, out_pitch, W, H);
+    else if (shape.box && shape.radius == 2) plain_stencil<T, true, 2><<<grid, block, 0, stream>>>(u, u_pitch, out, out_pitch, W, H);
+    else if (!shape.box && shape.radius == 1) plain_stencil<T, false, 1><<<grid, block, 0, stream>>>(u, u_pitch, out, out_pitch, W, H);
+    else if (!shape.box && shape.radius == 2) plain_stencil<T, false, 2><<<grid, block, 0, stream>>>(u, u_pitch, out, out_pitch, W, H);
+    else throw std::runtime_error(std::string("no plain kernel for ") + shape.name);
+    PULSE_CUDA_CHECK(cudaGetLastError());
+}
+
+// ---------------------------------------------------------------------------
+// Pulse kernels
+
+using PulseFn = cudaError_t (*)(pulse_buffer, pulse_buffer, cudaStream_t);
+struct PulseKernel {
+    const char *shape, *type, *tag;  // tag "" for the chosen mapping
+    PulseFn fn;
+};
+const PulseKernel kPulseKernels[] = {
+#ifdef WITH_PULSE
+#define X(shape, type) {#shape, #type, "", stencil2d_##shape##_##type},
+    PULSE_STENCILS
+#undef X
+#define V(shape, type, tag) {#shape, #type, #tag, stencil2d_##shape##_##type##_##tag},
+    PULSE_VARIANTS
+#undef V
+#endif
+    {nullptr, nullptr, nullptr, nullptr}};
+
+// ---------------------------------------------------------------------------
+// Rows of the table
+
+struct Row {
+    std::string label;   // for people
+    std::string kernel;  // for the CSV line
+    std::function<void()> run;  // enqueues one sweep on the stream
+};
+
+int failures = 0;
+
+template<typename T> const char *type_name() { return sizeof(T) == 4 ? "f32" : "f64"; }
+
+template<typename T>
+double floor_seconds(int64_t W, int64_t H, const Floors &floors) {
+    return (double)W * H * 2.0 * sizeof(T) / floors.bandwidth;
+}
+
+template<typename T>
+void print_header(const Shape &shape, int64_t W, int64_t H, const Floors &floors) {
+    std::printf("\nstencil2d %s %s W=%lld H=%lld: %.1f M cells; floor %.4f ms (%d B per cell)\n", shape.name, type_name<T>(),
+                (long long)W, (long long)H, (double)W * H / 1e6, floor_seconds<T>(W, H, floors) * 1e3, (int)(2 * sizeof(T)));
+    std::printf("  %-40s %10s %10s %9s  %s\n", "kernel", "ms", "Gcell/s", "of floor", "check");
+}
+
+template<typename T>
+void print_row(const std::string &label, const std::string &kernel, const Shape &shape, int64_t W, int64_t H, double ms,
+               const Floors &floors, const std::string &check) {
+    const double fraction = floor_seconds<T>(W, H, floors) / (ms * 1e-3);
+    std::printf("  %-40s %10.4f %10.2f %9.3f  %s\n", label.c_str(), ms, (double)W * H / (ms * 1e-3) / 1e9, fraction, check.c_str());
+    const std::string status = check.substr(0, check.find(' '));
+    std::printf("CSV,stencil2d,%s,%s,%s,%lld,%lld,%.6f,%.4f,%s\n", kernel.c_str(), shape.name, type_name<T>(), (long long)W,
+                (long long)H, ms, fraction, status.c_str());
+    std::fflush(stdout);
+}
+
+/// The output buffers and what every row of one problem shares.
+template<typename T>
+struct Bench {
+    const Problem<T> &pr;
+    const Shape &shape;
+    const Floors &floors;
+    cudaStream_t stream;
+    T *out;
+    int64_t out_pitch;
+    size_t out_bytes;
+    double tolerance;
+
+    void poison() const { PULSE_CUDA_CHECK(cudaMemsetAsync(out, 0xff, out_bytes, stream)); }
+
+    /// Poisons Out, runs once and checks (Out's row padding too).
+    CheckResult run_and_check(const std::function<void()> &run) const {
+        poison();
+        run();
+        PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        PULSE_CUDA_CHECK(cudaGetLastError());
+        return check_result(pr, shape, out, out_pitch, tolerance, true);
+    }
+
+    /// Checks a row, then times it. A failed check is reported and counted;
+    /// the row is still timed unless it threw.
+    void run_row(const Row &row) const {
+        std::string check;
+        double ms = NAN;
+        try {
+            CheckResult c = run_and_check(row.run);
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
+            check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
+            if (!c.ok) failures++;
+            ms = pulse::cuda::time_median_ms(row.run, 3, 25, stream);
+        } catch (const std::exception &e) {
+            if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
+            check = std::string("FAIL ") + e.what();
+            cudaGetLastError();  // clear a non-sticky error so later rows can run
+        }
+        print_row<T>(row.label, row.kernel, shape, pr.W, pr.H, ms, floors, check);
+    }
+};
+
+/// Every row of one stencil and type.
+template<typename T>
+void run_problem(const Problem<T> &pr, const Shape &shape, const Floors &floors, const cudaDeviceProp &prop, T *du, T *dout,
+                 size_t out_bytes, cudaStream_t stream) {
+    const int R = shape.radius;
+    const int64_t W = pr.W, H = pr.H, UW = W + 2 * R, UH = H + 2 * R;
+    const int64_t u_pitch = round_up(UW, 32), out_pitch = round_up(W, 32);
+    PULSE_CUDA_CHECK(cudaMemcpy2D(du, u_pitch * sizeof(T), pr.hu.data(), pr.host_stride * sizeof(T), UW * sizeof(T), UH,
+                                  cudaMemcpyHostToDevice));
+    // Relative to sum |c * u|: a few roundings per point of the sum.
+    const double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
+    const Bench<T> bench{pr, shape, floors, stream, dout, out_pitch, out_bytes, tolerance};
+    print_header<T>(shape, W, H, floors);
+
+    const pulse_buffer bu = pulse_pitched_buffer(du, UW, UH, u_pitch);
+    const pulse_buffer bo = pulse_pitched_buffer(dout, W, H, out_pitch);
+    bool pulse_found = false;
+    for (const PulseKernel &k : kPulseKernels) {
+        if (!k.fn || std::strcmp(k.shape, shape.name) != 0 || std::strcmp(k.type, type_name<T>()) != 0) continue;
+        pulse_found = true;
+        const std::string name = std::string("stencil2d_") + k.shape + "_" + k.type + (*k.tag ? std::string("_") + k.tag : "");
+        auto fn = k.fn;
+        bench.run_row(Row{"Pulse " + name, *k.tag ? std::string("pulse_") + k.tag : "pulse",
+                          [=] { PULSE_CUDA_CHECK(fn(bu, bo, stream)); }});
+    }
+    if (!pulse_found) std::printf("  note: no Pulse kernel for %s %s\n", shape.name, type_name<T>());
+
+    bench.run_row(Row{"plain CUDA (1 thread/cell, constant c)", "plain",
+                      [=] { launch_plain<T>(shape, du, u_pitch, dout, out_pitch, (int)W, (int)H, stream); }});
+
+#ifndef PULSE_BENCH_NO_NPP
+    // nppiFilter_32f_C1R with the stencil as a (2R + 1)^2 filter (zeros off
+    // a star's shape), the anchor at its centre and the source pointer on
+    // u(R, R): the window of Out(i, j) is u(i.., j..). NPP documents its
+    // coefficients in reverse order; the orientations npp_orientations lists
+    // are tried in turn and the row says which one passed (the box stencils'
+    // coefficients are distinct under reversal and transposition).
+    if constexpr (sizeof(T) == 4) {
+        const char *label = "NPP nppiFilter_32f_C1R";
+        try {
+            const int K = 2 * R + 1;
+            std::vector<float> hc((size_t)K * K);
+            for (int dy = -R; dy <= R; dy++)
+                for (int dx = -R; dx <= R; dx++) hc[(size_t)(dx + R + K * (dy + R))] = (float)coefficient(shape.box, R, dx, dy);
+            const NppStreamContext ctx = npp_context(prop, stream);
+            pulse::cuda::DeviceBuffer<float> kernel((size_t)K * K);
+            const float *src = du + (int64_t)R * u_pitch + R;
+            float *dst = dout;
+            Row row{label, "npp", [=, &kernel] {
+                        NPP_CHECK(nppiFilter_32f_C1R_Ctx(src, (Npp32s)(u_pitch * sizeof(float)), dst,
+                                                         (Npp32s)(out_pitch * sizeof(float)), NppiSize{(int)W, (int)H},
+                                                         kernel.data(), NppiSize{K, K}, NppiPoint{R, R}, ctx));
+                    }};
+            const auto orientations = npp_orientations(hc, K);
+            bool matched = false;
+            for (const auto &[note, weights] : orientations) {
+                kernel.upload(weights);
+                if (bench.run_and_check(row.run).ok) {
+                    row.label += note;
+                    if (!note.empty()) std::printf("  note: NPP matched Out with%s\n", note.c_str());
+                    matched = true;
+                    break;
+                }
+            }
+            if (!matched) kernel.upload(orientations.front().second);  // report the documented orientation's failure
+            bench.run_row(row);
+        } catch (const std::exception &e) {
+            failures++;
+            cudaGetLastError();
+            print_row<T>(label, "npp", shape, W, H, NAN, floors, std::string("FAIL ") + e.what());
+        }
+    }
+#else
+    (void)prop;
+#endif
+}
+
+/// Whether the command line's stencil list (empty: all) names this one.
+bool selected(const std::vector<std::string> &only, const Shape &shape, const char *type) {
+    if (only.empty()) return true;
+    for (const std::string &s : only)
+        if (s == shape.name || s == std::string(shape.name) + "_" + type) return true;
+    return false;
+}
+
+template<typename T>
+void run_type(int64_t W, int64_t H, const std::vector<std::string> &only, const Floors &floors, const cudaDeviceProp &prop,
+              std::mt19937_64 &rng, cudaStream_t stream) {
+    bool any = false;
+    for (const Shape &s : kShapes) any |= selected(only, s, type_name<T>());
+    if (!any) return;
+    // One host copy of u, sized for the largest radius; smaller radii read
+    // its top-left corner. Uniform in [-1, 1], never zero-filled.
+    Problem<T> pr;
+    pr.W = W, pr.H = H;
+    pr.host_stride = W + 2 * kMaxRadius;
+    pr.hu.resize((size_t)(pr.host_stride * (H + 2 * kMaxRadius)));
+    {
+        std::uniform_real_distribution<T> value(-1, 1);
+        for (T &v : pr.hu) v = value(rng);
+    }
+    pr.samples = sample_points(W, H, rng);
+    const int64_t max_u_pitch = round_up(W + 2 * kMaxRadius, 32), out_pitch = round_up(W, 32);
+    pulse::cuda::DeviceBuffer<T> du((size_t)(max_u_pitch * (H + 2 * kMaxRadius))), dout((size_t)(out_pitch * H));
+    for (const Shape &s : kShapes) {
+        if (!selected(only, s, type_name<T>())) continue;
+        run_problem<T>(pr, s, floors, prop, du.data(), dout.data(), dout.bytes(), stream);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const int64_t W = argc > 2 ? std::atoll(argv[1]) : 8192;
+    const int64_t H = argc > 2 ? std::atoll(argv[2]) : 8192;
+    std::vector<std::string> only;
+    for (int i = 3; i < argc; i++) only.push_back(argv[i]);
+    if (W < 1 || H < 1 || argc == 2) {
+        std::fprintf(stderr, "usage: stencil_bench [W H [STENCIL...]]  (STENCIL: 5pt, 9pt, 25pt, star2, or e.g. 5pt_f64)\n");
+        return 2;
+    }
+    try {
+        cudaDeviceProp prop;
+        PULSE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+        // A blocking stream: it orders with the synchronous uploads (legacy
+        // default stream) that set each problem up.
+        cudaStream_t stream;
+        PULSE_CUDA_CHECK(cudaStreamCreate(&stream));
+        const Floors floors = measure_floors(prop, stream);
+        print_floors(prop, floors);
+        int pulse_kernels = 0;
+        for (const PulseKernel &k : kPulseKernels) pulse_kernels += k.fn != nullptr;
+        std::printf("peers: plain CUDA%s; %d Pulse kernel(s)\n",
+#ifndef PULSE_BENCH_NO_NPP
+                    ", NPP (fp32)",
+#else
+                    "",
+#endif
+                    pulse_kernels);
+        std::mt19937_64 rng(12345);
+        run_type<float>(W, H, only, floors, prop, rng, stream);
+        run_type<double>(W, H, only, floors, prop, rng, stream);
+        PULSE_CUDA_CHECK(cudaStreamDestroy(stream));
+    } catch (const std::exception &e) {
+        std::printf("FAIL: %s\n", e.what());
+        return 1;
+    }
+    if (failures) {
+        std::printf("\n%d row(s) failed their check\n", failures);
+        return 1;
+    }
+    return 0;
+}
