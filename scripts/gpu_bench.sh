@@ -15,30 +15,15 @@
 #   OUT_DIR        binaries, logs and plots
 # environment: NVCC (default nvcc), ARCH (default sm_90), CONV2D_SIZE (default
 #   "8192 8192"), CONV1D_N (default 134217728 = 2^27), BUILD_ONLY=1 to stop
-#   after building; CUDNN_INCLUDE_DIR / CUDNN_LIB_DIR where cuDNN is elsewhere.
+#   after building, JOBS (nvcc runs at once, default all); CUDNN_INCLUDE_DIR /
+#   CUDNN_LIB_DIR where cuDNN is elsewhere.
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
 usage="usage: scripts/gpu_bench.sh GENERATED_DIR OUT_DIR"
 gen="$(cd "${1:?$usage}" && pwd)" || exit 2
-mkdir -p "${2:?$usage}/build" || exit 2
+mkdir -p "${2:?$usage}" || exit 2
 out="$(cd "$2" && pwd)"
-build="$out/build"
-nvcc="${NVCC:-nvcc}"
-arch="${ARCH:-sm_90}"
-flags=(-O3 -std=c++17 "-arch=$arch" -lineinfo)
-includes=("-I$root/runtime" "-I$gen")
-cuda_home="$(cd "$(dirname "$(command -v "$nvcc")")/.." && pwd)"
-failures=0
-
-# The first directory among the rest that holds $1, or nothing.
-find_in() {
-  local file="$1" dir
-  shift
-  for dir in "$@"; do
-    [[ -n "$dir" && -e "$dir/$file" ]] && { echo "$dir"; return 0; }
-  done
-  return 1
-}
+# shellcheck source=scripts/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 
 # ---- which generated kernels exist (header and source both) ----------------
 ks=()
@@ -100,18 +85,11 @@ echo "  conv2d variants (K_tag): ${variants[*]:-(none)}"
 echo "  conv1d:   ${conv1d[*]:-(none: peers only, default Q)}"
 
 # ---- libraries: NPP and cuDNN are optional peers ---------------------------
-cuda_includes=("$cuda_home/include" "$cuda_home"/targets/*/include)
-cuda_libs=("$cuda_home/lib64" "$cuda_home/lib" "$cuda_home"/targets/*/lib)
-system_libs=(/usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib)
 conv2d_libs=(-lcufft)
-if npp_inc="$(find_in nppi_filtering_functions.h "${cuda_includes[@]}" /usr/include)" &&
-   npp_lib="$(find_in libnppif.so "${cuda_libs[@]}" "${system_libs[@]}")"; then
-  [[ "$npp_inc" == /usr/include ]] || includes+=("-I$npp_inc")  # never reorder the system directory
-  conv2d_libs+=("-L$npp_lib" "-Xlinker=-rpath=$npp_lib" -lnppif -lnppc)
-  echo "NPP: $npp_inc, $npp_lib"
+if find_npp; then
+  conv2d_libs+=("${npp_libs[@]}")
 else
   conv2d_defs+=(-DPULSE_BENCH_NO_NPP)
-  echo "NPP: not found, left out"
 fi
 cudnn_inc_dirs=("${CUDNN_INCLUDE_DIR:-}" /usr/include /usr/include/x86_64-linux-gnu "${cuda_includes[@]}")
 cudnn_inc="$(find_in cudnn.h "${cudnn_inc_dirs[@]}")"
@@ -136,51 +114,14 @@ else
 fi
 
 # ---- build: every translation unit at once, then link ----------------------
-pids=() names=()
-compile() {  # name source: object and log under $build
-  local name="$1" source="$2"
-  shift 2
-  "$nvcc" "${flags[@]}" "${includes[@]}" -Xptxas -v "$@" -c "$source" -o "$build/$name.o" >"$build/$name.log" 2>&1 &
-  pids+=($!) names+=("$name")
-}
 for n in "${conv2d_sources[@]+"${conv2d_sources[@]}"}" "${conv1d_sources[@]+"${conv1d_sources[@]}"}"; do
   compile "$n" "$gen/$n.cu"
 done
 compile conv2d_bench "$root/benchmarks/conv2d_bench.cu" "${conv2d_defs[@]+"${conv2d_defs[@]}"}"
 compile conv1d_bench "$root/benchmarks/conv1d_bench.cu" "${conv1d_defs[@]+"${conv1d_defs[@]}"}"
-declare -A built
-for i in "${!pids[@]}"; do
-  if wait "${pids[$i]}"; then
-    built[${names[$i]}]=1
-  else
-    echo "FAIL build ${names[$i]} (see $build/${names[$i]}.log):"
-    grep -m5 -i "error" "$build/${names[$i]}.log" | sed 's/^/  /'
-    failures=$((failures + 1))
-  fi
-done
-# The Pulse kernels' ptxas lines: registers, and whether anything spilled.
-for n in "${conv2d_sources[@]+"${conv2d_sources[@]}"}" "${conv1d_sources[@]+"${conv1d_sources[@]}"}"; do
-  [[ -n "${built[$n]:-}" ]] || continue
-  regs="$(grep -o "Used [0-9]* registers" "$build/$n.log" | head -1)"
-  spill="$(grep -o "[0-9]* bytes spill stores" "$build/$n.log" | sort -rn | head -1)"
-  echo "  $n: ${regs:-?}, ${spill:-? spill stores}"
-done
+wait_compiles
+report_resources "${conv2d_sources[@]+"${conv2d_sources[@]}"}" "${conv1d_sources[@]+"${conv1d_sources[@]}"}"
 
-link() {  # bench, then its kernels' names, then -- and libraries
-  local bench="$1" objects=() n
-  shift
-  while [[ $# -gt 0 && "$1" != "--" ]]; do objects+=("$build/$1.o"); shift; done
-  shift
-  for n in "$bench" "${objects[@]+"${objects[@]}"}"; do
-    n="$(basename "$n" .o)"
-    [[ -n "${built[$n]:-}" ]] || { echo "$bench not linked: $n did not build"; return 1; }
-  done
-  "$nvcc" "${flags[@]}" "$build/$bench.o" "${objects[@]+"${objects[@]}"}" "$@" -o "$out/$bench" >"$build/$bench.link.log" 2>&1 || {
-    echo "FAIL link $bench (see $build/$bench.link.log):"
-    sed 's/^/  /' "$build/$bench.link.log" | head -10
-    return 1
-  }
-}
 ok2=0 ok1=0
 link conv2d_bench "${conv2d_sources[@]+"${conv2d_sources[@]}"}" -- "${conv2d_libs[@]}" && ok2=1 || failures=$((failures + 1))
 link conv1d_bench "${conv1d_sources[@]+"${conv1d_sources[@]}"}" -- && ok1=1 || failures=$((failures + 1))
@@ -194,22 +135,14 @@ fi
 logs=()
 if ((ok2)); then
   # shellcheck disable=SC2086  # CONV2D_SIZE is "W H"
-  "$out/conv2d_bench" ${CONV2D_SIZE:-8192 8192} 2>&1 | tee "$out/conv2d.log"
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || failures=$((failures + 1))
+  run_logged conv2d.log "$out/conv2d_bench" ${CONV2D_SIZE:-8192 8192}
   logs+=("$out/conv2d.log")
 fi
 if ((ok1)); then
-  "$out/conv1d_bench" "${CONV1D_N:-134217728}" 2>&1 | tee "$out/conv1d.log"
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || failures=$((failures + 1))
+  run_logged conv1d.log "$out/conv1d_bench" "${CONV1D_N:-134217728}"
   logs+=("$out/conv1d.log")
 fi
-if [[ ${#logs[@]} -gt 0 ]]; then
-  if python3 -c "import matplotlib" 2>/dev/null; then
-    python3 "$root/benchmarks/plot_conv.py" "${logs[@]}" -o "$out" || failures=$((failures + 1))
-  else
-    echo "matplotlib not importable: no plots (benchmarks/plot_conv.py ${logs[*]} -o $out draws them)"
-  fi
-fi
+[[ ${#logs[@]} -eq 0 ]] || plot "$root/benchmarks/plot_conv.py" "${logs[@]}"
 if [[ $failures -ne 0 ]]; then
   echo "gpu_bench: $failures step(s) failed"
   exit 1
