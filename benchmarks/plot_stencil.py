@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Plots the fraction of the bandwidth floor reached by each kernel in
+stencil_bench logs.
+
+usage: benchmarks/plot_stencil.py LOG... -o DIR
+
+Reads the lines `CSV,stencil2d,<kernel>,<shape>,<type>,<W>,<H>,<ms>,<fraction>,<check>`
+(anything else in the logs is ignored) and writes DIR/stencil2d_fraction.png:
+a group of bars per stencil and type, one bar per kernel. Rows whose check is
+not PASS are left out. A row that appears in several logs (the same kernel,
+stencil, type and size) is drawn at its median. When the logs hold more than
+one problem size, each size gets its own bar.
+"""
+import argparse
+import collections
+import os
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+
+LABELS = {"pulse": "Pulse", "plain": "plain CUDA", "npp": "NPP"}
+ORDER = ["pulse", "plain", "npp"]
+SHAPES = ["5pt", "9pt", "25pt", "star2"]
+
+
+def read_rows(paths):
+    """{(kernel, W, H): {(shape, type): [fraction, ...]}} from the PASS rows, and the count left out."""
+    rows = collections.defaultdict(lambda: collections.defaultdict(list))
+    skipped = 0
+    for path in paths:
+        with open(path, errors="replace") as f:
+            for line in f:
+                fields = line.strip().split(",")
+                if len(fields) != 10 or fields[:2] != ["CSV", "stencil2d"]:
+                    continue
+                _, _, kernel, shape, type_, w, h, _ms, fraction, check = fields
+                try:
+                    value = float(fraction)
+                    key = (kernel, int(w), int(h))
+                except ValueError:
+                    continue
+                if check != "PASS" or value != value:  # failed, or NaN
+                    skipped += 1
+                    continue
+                rows[key][(shape, type_)].append(value)
+    return rows, skipped
+
+
+def problem_order(problem):
+    shape, type_ = problem
+    return (SHAPES.index(shape) if shape in SHAPES else len(SHAPES), shape, type_)
+
+
+def series_order(key):
+    kernel = key[0]
+    return (ORDER.index(kernel) if kernel in ORDER else len(ORDER), kernel, key[1], key[2])
+
+
+def plot(rows, path):
+    keys = sorted(rows, key=series_order)
+    several = len({(w, h) for _, w, h in keys}) > 1
+    problems = sorted({p for key in keys for p in rows[key]}, key=problem_order)
+    fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(problems)), 4.5))
+    width = 0.8 / max(1, len(keys))
+    colors = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
+    for n, key in enumerate(keys):
+        kernel, w, h = key
+        xs, ys = [], []
+        for i, p in enumerate(problems):
+            if p in rows[key]:
+                xs.append(i - 0.4 + width * (n + 0.5))
+                ys.append(statistics.median(rows[key][p]))
+        text = LABELS.get(kernel, kernel) + (f" ({w}x{h})" if several else "")
+        bars = ax.bar(xs, ys, width, label=text, color=colors(n % colors.N))
+        if hasattr(ax, "bar_label"):  # matplotlib 3.4 and later
+            ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+    ax.set_xticks(range(len(problems)))
+    ax.set_xticklabels([f"{s} {t}" for s, t in problems])
+    ax.set_ylabel("fraction of the bandwidth floor")
+    sizes = sorted({(w, h) for _, w, h in keys})
+    ax.set_title("2-D stencils, single sweep" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} cells"))
+    ax.set_ylim(0, max(1.3, ax.get_ylim()[1]))  # room for the legend above the floor line
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper center", ncol=4, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Plot stencil_bench fractions of the bandwidth floor.")
+    parser.add_argument("logs", nargs="+", help="bench logs holding CSV lines")
+    parser.add_argument("-o", "--out", required=True, help="folder for the PNG file")
+    args = parser.parse_args()
+    rows, skipped = read_rows(args.logs)
+    os.makedirs(args.out, exist_ok=True)
+    if skipped:
+        print(f"plot_stencil: left out {skipped} row(s) that did not pass their check")
+    if not rows:
+        print("plot_stencil: no stencil2d rows")
+        return 1
+    path = os.path.join(args.out, "stencil2d_fraction.png")
+    plot(rows, path)
+    print(f"plot_stencil: wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
