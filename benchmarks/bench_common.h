@@ -1,6 +1,6 @@
 // Helpers the 2-D benchmarks (conv2d_bench.cu, stencil_bench.cu) share: row
-// pitches, the sampled output points every check visits, and NPP's error
-// check and stream context. Included after pulse_cuda.h (and, without
+// pitches, the sampled output points every check visits, the check itself,
+// and NPP's error check, stream context and filter orientations. Included after pulse_cuda.h (and, without
 // PULSE_BENCH_NO_NPP, after nppi_filtering_functions.h), inside the
 // benchmark's anonymous namespace.
 #ifndef PULSE_BENCH_COMMON_H
@@ -21,6 +21,52 @@ std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t W, int64_t H, std
     }
     for (int n = 0; n < 24000; n++) s.push_back({col(rng), row(rng)});
     return s;
+}
+
+struct CheckResult {
+    bool ok = true;
+    double max_error = 0;  // |got - want| / the sum of the terms' magnitudes, the largest over the samples
+    std::string detail;
+};
+
+/// Compares a W x H result (device, row pitch `pitch` elements) against a
+/// double-precision reference at every sample point: `reference(i, j)`
+/// returns {the sum, the sum of its terms' magnitudes}. With `padding` the
+/// columns between W and the pitch must still hold the poison bytes (0xff): a
+/// kernel must not write outside Out's extents.
+template<typename T, typename Reference>
+CheckResult check_outputs(int64_t W, int64_t H, const std::vector<std::pair<int64_t, int64_t>> &samples, const T *device,
+                          int64_t pitch, double tolerance, bool padding, Reference &&reference) {
+    const int64_t width = padding ? pitch : W;
+    std::vector<T> got((size_t)(width * H));
+    PULSE_CUDA_CHECK(cudaMemcpy2D(got.data(), width * sizeof(T), device, pitch * sizeof(T), width * sizeof(T), H,
+                                  cudaMemcpyDeviceToHost));
+    CheckResult r;
+    char buf[256];
+    for (auto [i, j] : samples) {
+        const std::pair<double, double> want = reference(i, j);
+        const T g = got[(size_t)(j * width + i)];
+        const double e = std::fabs((double)g - want.first) / std::max(want.second, 1e-300);
+        if (!(e <= tolerance)) {  // NaN (an unwritten output) fails too
+            std::snprintf(buf, sizeof buf, "Out(%lld, %lld) = %.17g, expected %.17g", (long long)i, (long long)j, (double)g,
+                          want.first);
+            r.ok = false, r.detail = buf;
+            return r;
+        }
+        r.max_error = std::max(r.max_error, e);
+    }
+    if (padding) {
+        for (int64_t j = 0; j < H; j++)
+            for (int64_t i = W; i < pitch; i++) {
+                const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&got[(size_t)(j * width + i)]);
+                if (std::any_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b != 0xff; })) {
+                    std::snprintf(buf, sizeof buf, "wrote the row padding at (%lld, %lld)", (long long)i, (long long)j);
+                    r.ok = false, r.detail = buf;
+                    return r;
+                }
+            }
+    }
+    return r;
 }
 
 #ifndef PULSE_BENCH_NO_NPP

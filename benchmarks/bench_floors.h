@@ -1,7 +1,7 @@
-// The floors both convolution benchmarks measure in each run: device-to-device
+// The floors the benchmarks measure in each run: device-to-device
 // copy bandwidth (read + write) and the FP32 FMA rate, and a problem's floor
-// from them. Included by conv1d_bench.cu and conv2d_bench.cu (after
-// pulse_cuda.h, inside their anonymous namespace).
+// from them, and the set-up every benchmark starts with. Included by the
+// benchmarks (after pulse_cuda.h, inside their anonymous namespace).
 #ifndef PULSE_BENCH_FLOORS_H
 #define PULSE_BENCH_FLOORS_H
 
@@ -62,6 +62,24 @@ inline void print_floors(const cudaDeviceProp &prop, const Floors &floors) {
     std::printf("GPU: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
     std::printf("copy bandwidth (D2D, read + write): %.1f GB/s\n", floors.bandwidth / 1e9);
     std::printf("FP32 FMA rate: %.2f T FMA/s\n", floors.fma_rate / 1e12);
+}
+
+/// What every benchmark sets up first: device 0's properties, a stream, and
+/// the floors, printed.
+struct BenchStart {
+    cudaDeviceProp prop;
+    cudaStream_t stream;
+    Floors floors;
+};
+BenchStart start_bench() {
+    BenchStart b;
+    PULSE_CUDA_CHECK(cudaGetDeviceProperties(&b.prop, 0));
+    // A blocking stream: it orders with the synchronous uploads (legacy
+    // default stream) that set each problem up.
+    PULSE_CUDA_CHECK(cudaStreamCreate(&b.stream));
+    b.floors = measure_floors(b.prop, b.stream);
+    print_floors(b.prop, b.floors);
+    return b;
 }
 
 #endif

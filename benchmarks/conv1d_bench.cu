@@ -208,14 +208,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     try {
-        cudaDeviceProp prop;
-        PULSE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-        // A blocking stream: it orders with the synchronous uploads (legacy
-        // default stream) that set each problem up.
-        cudaStream_t stream;
-        PULSE_CUDA_CHECK(cudaStreamCreate(&stream));
-        const Floors floors = measure_floors(prop, stream);
-        print_floors(prop, floors);
+        const BenchStart start = start_bench();
+        cudaStream_t stream = start.stream;
+        const Floors &floors = start.floors;
 #ifdef WITH_PULSE
         const std::vector<PulseKernel> kernels = pulse_kernels();
         for (const PulseKernel &k : kernels)

@@ -113,53 +113,19 @@ struct Problem {
     std::vector<std::pair<int64_t, int64_t>> samples;  // checked outputs (i, j)
 };
 
-struct CheckResult {
-    bool ok = true;
-    double max_error = 0;  // |got - want| / sum |x * w|, the largest over the samples
-    std::string detail;
-};
-
-/// Compares a W x H result (device, row pitch `pitch` floats) against a
-/// double-precision sum at every sample point. With `padding` the columns
-/// between W and the pitch must still hold the poison bytes: a kernel must
-/// not write outside Out's extents.
+/// Checks a W x H result (device, row pitch `pitch` floats) at the sample
+/// points against the double-precision convolution (check_outputs).
 CheckResult check_result(const Problem &pr, const std::vector<float> &hw, int K, const float *device, int64_t pitch,
                          double tolerance, bool padding) {
-    const int64_t width = padding ? pitch : pr.W;
-    std::vector<float> got((size_t)(width * pr.H));
-    PULSE_CUDA_CHECK(cudaMemcpy2D(got.data(), width * sizeof(float), device, pitch * sizeof(float), width * sizeof(float),
-                                  pr.H, cudaMemcpyDeviceToHost));
-    CheckResult r;
-    char buf[256];
-    for (auto [i, j] : pr.samples) {
+    return check_outputs(pr.W, pr.H, pr.samples, device, pitch, tolerance, padding, [&](int64_t i, int64_t j) {
         double want = 0, scale = 0;
         for (int p = 0; p < K; p++)
             for (int q = 0; q < K; q++) {
-                double t = (double)pr.hx[(size_t)((j + p) * pr.host_stride + i + q)] * hw[q + K * p];
+                const double t = (double)pr.hx[(size_t)((j + p) * pr.host_stride + i + q)] * hw[q + K * p];
                 want += t, scale += std::fabs(t);
             }
-        const float g = got[(size_t)(j * width + i)];
-        const double e = std::fabs((double)g - want) / std::max(scale, 1e-30);
-        if (!(e <= tolerance)) {  // NaN (an unwritten output) fails too
-            std::snprintf(buf, sizeof buf, "Out(%lld, %lld) = %.9g, expected %.9g", (long long)i, (long long)j, g, want);
-            r.ok = false, r.detail = buf;
-            return r;
-        }
-        r.max_error = std::max(r.max_error, e);
-    }
-    if (padding) {
-        for (int64_t j = 0; j < pr.H; j++)
-            for (int64_t i = pr.W; i < pitch; i++) {
-                uint32_t bits;
-                std::memcpy(&bits, &got[(size_t)(j * width + i)], 4);
-                if (bits != 0xffffffffu) {
-                    std::snprintf(buf, sizeof buf, "wrote the row padding at (%lld, %lld)", (long long)i, (long long)j);
-                    r.ok = false, r.detail = buf;
-                    return r;
-                }
-            }
-    }
-    return r;
+        return std::pair<double, double>(want, scale);
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -351,14 +317,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     try {
-        cudaDeviceProp prop;
-        PULSE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-        // A blocking stream: it orders with the synchronous uploads (legacy
-        // default stream) that set each problem up.
-        cudaStream_t stream;
-        PULSE_CUDA_CHECK(cudaStreamCreate(&stream));
-        const Floors floors = measure_floors(prop, stream);
-        print_floors(prop, floors);
+        const BenchStart start = start_bench();
+        const cudaDeviceProp &prop = start.prop;
+        cudaStream_t stream = start.stream;
+        const Floors &floors = start.floors;
         std::printf("peers: plain CUDA, cuFFT%s%s%s\n",
 #ifndef PULSE_BENCH_NO_NPP
                     ", NPP",

@@ -111,54 +111,22 @@ struct Problem {
     std::vector<std::pair<int64_t, int64_t>> samples;  // checked outputs (i, j)
 };
 
-struct CheckResult {
-    bool ok = true;
-    double max_error = 0;  // |got - want| / sum |c * u|, the largest over the samples
-    std::string detail;
-};
-
-/// Compares a W x H result (device, row pitch `pitch` elements) against a
-/// double-precision sum at every sample point. With `padding` the columns
-/// between W and the pitch must still hold the poison bytes: a kernel must
-/// not write outside Out's extents.
+/// Checks a W x H result (device, row pitch `pitch` elements) at the sample
+/// points against the double-precision stencil (check_outputs).
 template<typename T>
 CheckResult check_result(const Problem<T> &pr, const Shape &shape, const T *device, int64_t pitch, double tolerance,
                          bool padding) {
-    const int64_t width = padding ? pitch : pr.W;
     const int R = shape.radius;
-    std::vector<T> got((size_t)(width * pr.H));
-    PULSE_CUDA_CHECK(cudaMemcpy2D(got.data(), width * sizeof(T), device, pitch * sizeof(T), width * sizeof(T), pr.H,
-                                  cudaMemcpyDeviceToHost));
-    CheckResult r;
-    char buf[256];
-    for (auto [i, j] : pr.samples) {
+    return check_outputs(pr.W, pr.H, pr.samples, device, pitch, tolerance, padding, [&](int64_t i, int64_t j) {
         double want = 0, scale = 0;
         for (int dy = -R; dy <= R; dy++)
             for (int dx = -R; dx <= R; dx++) {
-                const double t = coefficient(shape.box, R, dx, dy) * (double)pr.hu[(size_t)((j + R + dy) * pr.host_stride + i + R + dx)];
+                const double t =
+                    coefficient(shape.box, R, dx, dy) * (double)pr.hu[(size_t)((j + R + dy) * pr.host_stride + i + R + dx)];
                 want += t, scale += std::fabs(t);
             }
-        const T g = got[(size_t)(j * width + i)];
-        const double e = std::fabs((double)g - want) / std::max(scale, 1e-300);
-        if (!(e <= tolerance)) {  // NaN (an unwritten output) fails too
-            std::snprintf(buf, sizeof buf, "Out(%lld, %lld) = %.17g, expected %.17g", (long long)i, (long long)j, (double)g, want);
-            r.ok = false, r.detail = buf;
-            return r;
-        }
-        r.max_error = std::max(r.max_error, e);
-    }
-    if (padding) {
-        for (int64_t j = 0; j < pr.H; j++)
-            for (int64_t i = pr.W; i < pitch; i++) {
-                const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&got[(size_t)(j * width + i)]);
-                if (std::any_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b != 0xff; })) {
-                    std::snprintf(buf, sizeof buf, "wrote the row padding at (%lld, %lld)", (long long)i, (long long)j);
-                    r.ok = false, r.detail = buf;
-                    return r;
-                }
-            }
-    }
-    return r;
+        return std::pair<double, double>(want, scale);
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -265,13 +233,13 @@ struct Bench {
 
     void poison() const { PULSE_CUDA_CHECK(cudaMemsetAsync(out, 0xff, out_bytes, stream)); }
 
-    /// Poisons Out, runs once and checks (Out's row padding too).
-    CheckResult run_and_check(const std::function<void()> &run) const {
+    /// Poisons Out, runs once and checks (with `padding`, Out's row padding too).
+    CheckResult run_and_check(const std::function<void()> &run, bool padding = true) const {
         poison();
         run();
         PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
         PULSE_CUDA_CHECK(cudaGetLastError());
-        return check_result(pr, shape, out, out_pitch, tolerance, true);
+        return check_result(pr, shape, out, out_pitch, tolerance, padding);
     }
 
     /// Checks a row, then times it. A failed check is reported and counted;
@@ -352,7 +320,8 @@ void run_problem(const Problem<T> &pr, const Shape &shape, const Floors &floors,
             bool matched = false;
             for (const auto &[note, weights] : orientations) {
                 kernel.upload(weights);
-                if (bench.run_and_check(row.run).ok) {
+                // The values only: a write into the row padding is run_row's to report.
+                if (bench.run_and_check(row.run, false).ok) {
                     row.label += note;
                     if (!note.empty()) std::printf("  note: NPP matched Out with%s\n", note.c_str());
                     matched = true;
@@ -417,14 +386,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     try {
-        cudaDeviceProp prop;
-        PULSE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-        // A blocking stream: it orders with the synchronous uploads (legacy
-        // default stream) that set each problem up.
-        cudaStream_t stream;
-        PULSE_CUDA_CHECK(cudaStreamCreate(&stream));
-        const Floors floors = measure_floors(prop, stream);
-        print_floors(prop, floors);
+        const BenchStart start = start_bench();
+        const cudaDeviceProp &prop = start.prop;
+        cudaStream_t stream = start.stream;
+        const Floors &floors = start.floors;
         int pulse_kernels = 0;
         for (const PulseKernel &k : kPulseKernels) pulse_kernels += k.fn != nullptr;
         std::printf("peers: plain CUDA%s; %d Pulse kernel(s)\n",
