@@ -655,7 +655,7 @@ void write_exploration(const Exploration &e, const std::string &spec_name, const
     };
     const std::string header =
         "id,matrix,propagation,verdict,witness,class,dataflow,pes,steps,outputs,outturn,utilization,registers_per_pe,"
-        "exchanges_per_output,loads_per_output,warps,fits_warp,predicted,rank,pareto\n";
+        "exchanges_per_step,exchanges_per_output,loads_per_output,warps,fits_warp,predicted,rank,pareto\n";
     auto row = [](const ExploredDesign &d) {
         std::ostringstream out;
         const std::string verdict = d.well_defined ? to_string(d.verdict) : "not well defined";
@@ -667,10 +667,10 @@ void write_exploration(const Exploration &e, const std::string &spec_name, const
             for (const auto &[name, flow] : m.dataflow) flows += (flows.empty() ? "" : " ") + name + "=" + sys::to_string(flow);
             out << m.design_class << "," << csv_quote(flows) << "," << m.pe_count << "," << m.steps << "," << m.outputs << ","
                 << number(m.outturn) << "," << number(m.utilization) << "," << m.registers_per_pe << ","
-                << number(m.exchanges_per_output) << "," << number(m.loads_per_output) << "," << m.warps << ","
+                << m.exchanges_per_step << "," << number(m.exchanges_per_output) << "," << number(m.loads_per_output) << "," << m.warps << ","
                 << (m.fits_warp() ? 1 : 0) << "," << number(d.predicted) << "," << d.rank << "," << (d.pareto ? 1 : 0);
         } else {
-            out << ",,,,,,,,,,,,,,0";
+            out << ",,,,,,,,,,,,,,,0";
         }
         return out.str() + "\n";
     };
@@ -746,6 +746,16 @@ int run_exploration(const std::string &spec_name, const ir::UreProgram &base, co
               << e.seconds << " s, " << valid << " valid, " << front << " on the Pareto front of (outturn, utilization)";
     if (e.unchecked) std::cout << "; " << e.unchecked << " left unchecked by --budget";
     std::cout << "\n";
+    if (!valid && !e.designs.empty()) {
+        // Say what stood in the way: the condition most candidates fail, with its most frequent witness.
+        std::map<std::string, int64_t> causes;
+        for (const ExploredDesign &d : e.designs) {
+            causes[std::string(d.well_defined ? to_string(d.verdict) : "not well defined") + ": " + d.witness]++;
+        }
+        auto most = std::max_element(causes.begin(), causes.end(), [](auto &a, auto &b) { return a.second < b.second; });
+        std::cout << "  no valid design: " << most->second << " candidates fail " << most->first
+                  << "; widen --range (a dependence may need a larger time-row entry) or change --fix-row\n";
+    }
     std::vector<const ExploredDesign *> best;
     for (const ExploredDesign &d : e.designs) {
         if (d.valid() && d.rank <= options.top) best.push_back(&d);
