@@ -10,7 +10,8 @@
 #                instances, outputs, median_ms, ns_per_output (one row per design
 #                that built, passed and ran)
 # environment: NVCC (default nvcc), ARCH (default sm_90), OUTPUTS (default
-#   33554432: the instances run are enough for this many outputs, buffers larger than L2)
+#   33554432: the instances run are enough for this many outputs, buffers larger than L2),
+#   BUILD_ONLY=1 to stop after building (checks that every design compiles)
 set -uo pipefail
 usage="usage: scripts/explore_measure.sh KERNELS_DIR OUT_DIR"
 src="$(cd "${1:?$usage}" && pwd)" || exit 2
@@ -35,6 +36,10 @@ while read -r id name; do
       -o "$out/${name}_check" >"$out/$name.build.log" 2>&1; then
     echo "FAIL $name: nvcc failed (see $out/$name.build.log)"
     failures=$((failures + 1))
+    continue
+  fi
+  if [[ "${BUILD_ONLY:-0}" == 1 ]]; then
+    echo "built $name: $(grep -o "Used [0-9]* registers" "$out/$name.build.log" | head -1), $(grep -o "[0-9]* bytes spill stores" "$out/$name.build.log" | sort -rn | head -1)"
     continue
   fi
   per_instance="$(field "$id" outputs)"

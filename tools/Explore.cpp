@@ -11,6 +11,7 @@
 #include <memory>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/CheckWellDefined.h"
 #include "lower/LowerToSystolic.h"
@@ -308,14 +309,16 @@ const char *explore_usage_text() {
            "  --budget SECONDS    stop checking candidates after this long (default: no limit)\n"
            "  --top K             designs the explorer prints (default 10)\n"
            "  --cost S,X,L        cost model coefficients: per step, per lane exchange, per load (default 1,1,2)\n"
-           "  --design ID         use candidate ID of the exploration (same --range, --space-rows, --fix-row)\n"
+           "  --keep-duplicates   also enumerate mirrored arrays and reversed loops (left out by default)\n"
+           "  --design ID         use candidate ID of the exploration (same --range, --space-rows, --fix-row,\n"
+           "                      --keep-duplicates)\n"
            "                      instead of the spec's design, for --check, --report, --simulate, --emit ...\n";
 }
 
 bool parse_explore_flag(const std::string &flag, int &i, int argc, char **argv, ExploreOptions &o) {
     static const std::vector<std::string> valued{"--range", "--space-rows", "--fix-row", "--budget", "--top", "--cost", "--design"};
-    if (flag == "--explore") {
-        o.explore = true;
+    if (flag == "--explore" || flag == "--keep-duplicates") {
+        (flag == "--explore" ? o.explore : o.keep_duplicates) = true;
         return true;
     }
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) return false;
@@ -391,7 +394,7 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
     for (const auto &v : all) {
         if (gcd_of(v) != 1) continue;
         time.push_back(v);
-        if (leads_positive(v)) space.push_back(v);
+        if (options.keep_duplicates || leads_positive(v)) space.push_back(v);
     }
     std::vector<std::vector<std::vector<int64_t>>> choices(rows);
     int64_t raw = 1;
@@ -412,7 +415,9 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
         for (size_t r = 0; r < rows; r++) m.push_back(choices[r][pick[r]]);
         bool ordered = true;
         for (size_t r = 1; r + 1 < rows; r++) {
-            if (!options.fixed_rows.count((int)r) && !options.fixed_rows.count((int)r - 1)) ordered = ordered && m[r - 1] < m[r];
+            if (!options.fixed_rows.count((int)r) && !options.fixed_rows.count((int)r - 1) && !options.keep_duplicates) {
+                ordered = ordered && m[r - 1] < m[r];
+            }
         }
         if (ordered) matrices.push_back(m);
         size_t r = rows;
@@ -486,9 +491,39 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
 void Explorer::keep_one_per_reversal_class() {
     // Reversing a set of source loops (x_k -> min_k + max_k - x_k) negates
     // their matrix columns and direction entries: the same design run in
-    // the other order along those loops. Of each class of candidates so
-    // related, the first in (variant, matrix) order is kept.
-    const size_t n = base.schedule.transform->source_loops.size(), space = (size_t)options.space_rows;
+    // the other order along those loops, provided every input index keeps
+    // its shape (each index unchanged or negated: the same elements read in
+    // the same or the mirrored memory order). Of each class of candidates so
+    // related, one is kept: the one with the fewest reductions reversed, then
+    // the first in (variant, matrix) order.
+    const std::vector<std::string> &src = base.schedule.transform->source_loops;
+    const size_t n = src.size(), space = (size_t)options.space_rows;
+    if (options.keep_duplicates) {
+        for (size_t v = 0; v < variants.size(); v++) {
+            for (size_t m = 0; m < matrices.size(); m++) candidates.emplace_back(v, m);
+        }
+        return;
+    }
+    std::vector<size_t> masks;
+    for (size_t mask = 1; mask < (size_t(1) << n); mask++) {
+        std::map<std::string, Expr> flipped;
+        for (size_t k = 0; k < n; k++) {
+            if (mask >> k & 1) flipped[src[k]] = -var(src[k]);
+        }
+        // Unchanged or negated in the source loops (other loops, such as
+        // the instance loops, only offset the index).
+        auto free_of_source = [&](const Expr &e) {
+            return std::none_of(src.begin(), src.end(), [&](const std::string &v) { return expr_uses_var(e, v); });
+        };
+        bool keeps_shape = true;
+        for (const ir::InputAccess &a : base.input_accesses) {
+            for (const Expr &e : a.index) {
+                const Expr image = substitute(flipped, e);
+                keeps_shape = keeps_shape && (free_of_source(simplify(image - e)) || free_of_source(simplify(image + e)));
+            }
+        }
+        if (keeps_shape) masks.push_back(mask);
+    }
     std::map<std::vector<std::vector<int64_t>>, size_t> matrix_index;
     for (size_t m = 0; m < matrices.size(); m++) matrix_index[matrices[m]] = m;
     std::map<std::string, size_t> variant_index;
@@ -498,10 +533,19 @@ void Explorer::keep_one_per_reversal_class() {
         return k;
     };
     for (size_t v = 0; v < variants.size(); v++) variant_index[key(variants[v].propagation)] = v;
+    // Variant 0 takes every first option: each reduction as written.
+    auto reversed = [&](size_t v) {
+        int count = 0;
+        for (size_t k = 0; k < variants[v].propagation.size(); k++) {
+            const Propagation &p = variants[v].propagation[k];
+            count += p.kind == Propagation::Kind::Accumulated && p.direction != variants[0].propagation[k].direction;
+        }
+        return count;
+    };
     for (size_t v = 0; v < variants.size(); v++) {
         for (size_t m = 0; m < matrices.size(); m++) {
             bool first = true;
-            for (size_t mask = 1; mask < (size_t(1) << n) && first; mask++) {
+            for (size_t mask : masks) {
                 auto flip = [&](std::vector<int64_t> row) {
                     for (size_t k = 0; k < n; k++) row[k] = mask >> k & 1 ? -row[k] : row[k];
                     return row;
@@ -522,7 +566,7 @@ void Explorer::keep_one_per_reversal_class() {
                 auto im = matrix_index.find(image);
                 auto iv = variant_index.find(key(props));
                 if (im == matrix_index.end() || iv == variant_index.end()) continue;
-                first = std::make_pair(iv->second, im->second) >= std::make_pair(v, m);
+                first = first && std::make_tuple(reversed(iv->second), iv->second, im->second) >= std::make_tuple(reversed(v), v, m);
             }
             if (first) candidates.emplace_back(v, m);
         }
@@ -532,7 +576,7 @@ void Explorer::keep_one_per_reversal_class() {
 void Explorer::check_id(int64_t id) const {
     if (id < 0 || id >= candidate_count()) {
         compile_error("--design ", id, ": the exploration of ", base.name, " with these options has candidates 0 to ",
-                      candidate_count() - 1, "; give the same --range, --space-rows and --fix-row as the exploration");
+                      candidate_count() - 1, "; give the same --range, --space-rows, --fix-row and --keep-duplicates as the exploration");
     }
 }
 
@@ -566,7 +610,8 @@ Exploration Explorer::run(std::ostream *progress) const {
     if (progress) {
         *progress << "explore: " << variants.size() << " propagation variant(s) x " << matrices.size() << " matrices: "
                   << candidate_count() << " candidates (" << removed
-                  << " symmetric duplicates left out: mirrored arrays, scaled rows, reversed loops)\n";
+                  << " left out: mirrored arrays and reversed loops, duplicates of designs kept; rows with a common factor, "
+                     "the designs of the reduced row with idle lanes or steps)\n";
         if (unordered) {
             *progress << "  " << unordered << " propagation variant(s) left out: no sequential order of the loops "
                       << "computes their UREs, so the reference interpreter could not check them\n";

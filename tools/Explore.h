@@ -38,6 +38,9 @@ struct ExploreOptions {
     int top = 10;                           ///< --top K: designs printed at the end
     CostModel cost;                         ///< --cost STEP,EXCHANGE,LOAD
     bool explore = false;                   ///< --explore
+    /// --keep-duplicates: enumerate mirrored arrays and reversed loops too
+    /// (each is a duplicate of a design kept; tests compare the two searches).
+    bool keep_duplicates = false;
 };
 
 /// Help text for the flags parse_explore_flag accepts.
