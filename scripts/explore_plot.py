@@ -37,9 +37,19 @@ def plot_front(designs, out):
     for (x, y), classes in at.items():
         text = ", ".join(f"{c} #{i}" for c, i in sorted(classes.items()))
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(-8, -14), ha="right", fontsize=8)
+    # Off the front, at each outturn the best-utilized point, with the classes found there.
+    best = {}
+    for d in designs:
+        x, y = float(d["utilization"]) * 100, float(d["outturn"])
+        if (x, y) not in at and x >= best.get(y, (-1, set()))[0]:
+            best[y] = (x, (best[y][1] if y in best and best[y][0] == x else set()) | {d["class"]})
+    for y, (x, classes) in best.items():
+        names = sorted(classes)
+        text = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7, color="0.3")
     ax.set_xlabel("PE utilization (%)")
     ax.set_ylabel("outturn (outputs per step)")
-    ax.legend()
+    ax.legend(loc="center right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
