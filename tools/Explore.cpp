@@ -332,7 +332,10 @@ bool parse_explore_flag(const std::string &flag, int &i, int argc, char **argv, 
         return (int64_t)n;
     };
     if (flag == "--range") std::tie(o.entry_min, o.entry_max) = parse_range(v);
-    else if (flag == "--space-rows") o.space_rows = (int)std::min<int64_t>(count(1), 3);
+    else if (flag == "--space-rows") {
+        o.space_rows = (int)count(1);
+        if (o.space_rows > 3) compile_error("--space-rows ", v, ": at most 3 (the validator checks any; Pulse lowers 1)");
+    }
     else if (flag == "--top") o.top = (int)std::min<int64_t>(count(0), 1000000);
     else if (flag == "--design") o.design = count(0);
     else if (flag == "--budget") {
@@ -341,7 +344,6 @@ bool parse_explore_flag(const std::string &flag, int &i, int argc, char **argv, 
         if (v.empty() || *end || !(s > 0)) compile_error("--budget ", v, ": expected a number of seconds > 0");
         o.budget_seconds = s;
     } else if (flag == "--cost") {
-        std::vector<int64_t> unused;
         std::stringstream in(v);
         std::string item;
         std::vector<double> c;
@@ -654,9 +656,16 @@ Exploration Explorer::run(std::ostream *progress) const {
         if (check.verdict.dependence) d.witness = check.verdict.dependence->consumer + " <- " + check.verdict.dependence->call_text;
         if (!check.verdict.first.empty()) d.witness = tuple_text(check.verdict.first) + " and " + tuple_text(check.verdict.second);
         if (d.verdict == VerdictKind::Valid) {
-            d.metrics = analyze_design(lower_to_systolic(program));
-            d.predicted = options.cost.predict(*d.metrics);
-            valid++;
+            // Legal, but Pulse lowers linear arrays only: a design with
+            // several space rows is recorded as valid, without figures.
+            try {
+                d.metrics = analyze_design(lower_to_systolic(program));
+                d.predicted = options.cost.predict(*d.metrics);
+                valid++;
+            } catch (const CompileError &e) {
+                d.witness = "not lowered";
+                d.message = e.what();
+            }
         }
         result.designs.push_back(std::move(d));
         const double now = seconds_since(start);
