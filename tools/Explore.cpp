@@ -592,13 +592,18 @@ const std::vector<std::vector<int64_t>> &Explorer::matrix(int64_t id) const {
     return matrices[candidates[id].second];
 }
 
-ir::UreProgram Explorer::program(int64_t id) const {
+ir::SpaceTimeTransform Explorer::transform(int64_t id) const {
     check_id(id);
-    ir::UreProgram p = variants[candidates[id].first].program;
     ir::SpaceTimeTransform t = *base.schedule.transform;
     t.matrix = matrices[candidates[id].second];
     t.reverse.clear();  // the spec's reverse map inverts the spec's matrix, not this one
-    p.schedule.transform = t;
+    return t;
+}
+
+ir::UreProgram Explorer::program(int64_t id) const {
+    ir::SpaceTimeTransform t = transform(id);  // checks the id
+    ir::UreProgram p = variants[candidates[id].first].program;
+    p.schedule.transform = std::move(t);
     return p;
 }
 
@@ -649,8 +654,8 @@ Exploration Explorer::run(std::ostream *progress) const {
             result.designs.push_back(std::move(d));
             continue;
         }
-        ir::UreProgram program = this->program(id);
-        TransformCheck check = checkers[v]->check(*program.schedule.transform, &memo);
+        // The program is copied only for the valid candidates, which are lowered.
+        TransformCheck check = checkers[v]->check(transform(id), &memo);
         d.verdict = check.verdict.kind;
         d.message = check.verdict.message;
         if (check.verdict.dependence) d.witness = check.verdict.dependence->consumer + " <- " + check.verdict.dependence->call_text;
@@ -659,7 +664,7 @@ Exploration Explorer::run(std::ostream *progress) const {
             // Legal, but Pulse lowers linear arrays only: a design with
             // several space rows is recorded as valid, without figures.
             try {
-                d.metrics = analyze_design(lower_to_systolic(program));
+                d.metrics = analyze_design(lower_to_systolic(program(id)));
                 d.predicted = options.cost.predict(*d.metrics);
                 valid++;
             } catch (const CompileError &e) {

@@ -92,6 +92,7 @@ public:
     int64_t duplicates_removed() const { return removed; }
     /// Candidate `id` as a URE program with its transform, ready for compile_to_systolic.
     ir::UreProgram program(int64_t id) const;
+    ir::SpaceTimeTransform transform(int64_t id) const;
     const std::vector<Propagation> &propagation(int64_t id) const;
     const std::vector<std::vector<int64_t>> &matrix(int64_t id) const;
     /// Checks every candidate (or until the budget), ranks the valid ones.
