@@ -256,17 +256,17 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
                 program.schedule.transform->matrix = matrix;
 
                 BruteResult brute = brute_force(program);
+                // The validator's verdict as data (no message text is read).
+                const TransformCheck check = check_transform(program);
+                const std::vector<DependenceTiming> &timings = check.timings;
+                const std::string &message = check.verdict.message;
                 Verdict verdict = Verdict::Accept;
-                std::string message;
-                std::vector<DependenceTiming> timings;
-                try {
-                    timings = validate_transform(program);
-                } catch (const CompileError &e) {
-                    message = e.what();
-                    if (message.find("crosses array instances") != std::string::npos) verdict = Verdict::CrossesInstances;
-                    else if (message.find("(processor availability)") != std::string::npos) verdict = Verdict::Processor;
-                    else if (message.find("(data availability)") != std::string::npos) verdict = Verdict::Data;
-                    else FAIL("unexpected validator error: " << message);
+                switch (check.verdict.kind) {
+                case VerdictKind::Valid: break;
+                case VerdictKind::CrossesInstances: verdict = Verdict::CrossesInstances; break;
+                case VerdictKind::ProcessorAvailability: verdict = Verdict::Processor; break;
+                case VerdictKind::DataAvailability: verdict = Verdict::Data; break;
+                case VerdictKind::Shape: FAIL("unexpected validator error: " << message);
                 }
                 (*cases)++;
                 (*by_verdict)[brute.verdict]++;
@@ -274,8 +274,8 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
                 bool agree = verdict == brute.verdict;
                 if (agree && brute.culprit) {
                     // Both reject: the validator names the same dependence.
-                    agree = message.find("dependence " + brute.culprit->consumer + " <- " + brute.culprit->call_text) !=
-                            std::string::npos;
+                    const ir::Dependence *named = check.verdict.dependence;
+                    agree = named && named->consumer == brute.culprit->consumer && named->call_text == brute.culprit->call_text;
                 }
                 if (agree && verdict == Verdict::Accept) {
                     for (size_t k = 0; k < timings.size(); k++) {

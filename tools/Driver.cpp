@@ -49,7 +49,8 @@ std::string full_spec_name(const std::string &given) {
 }  // namespace
 
 const char *driver_usage_text() {
-    return "  --check             validate the space-time transform (data and processor availability)\n"
+    static const std::string text = std::string(
+           "  --check             validate the space-time transform (data and processor availability)\n"
            "  --report[=json]     analysis of the systolic design: PEs, steps, dataflow classes, registers\n"
            "  --print-systolic    print the lowered systolic program\n"
            "  --simulate          run the systolic simulator and the reference on random inputs; PASS or\n"
@@ -64,10 +65,12 @@ const char *driver_usage_text() {
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
-           "  -o DIR              output directory of --emit (default .)\n";
+           "  -o DIR              output directory of --emit and --explore (default .)\n") + explore_usage_text();
+    return text.c_str();
 }
 
 bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &a) {
+    if (parse_explore_flag(flag, i, argc, argv, a.explore)) return true;
     if (flag == "--check") a.check = true;
     else if (flag == "--report") a.report = true;
     else if (flag == "--report=json") a.report_json = true;
@@ -111,9 +114,10 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
 
 int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &a, uint32_t seed) {
     if (!(a.check || a.report || a.report_json || a.print_systolic || a.simulate || a.print_kernel || !a.print_after.empty() ||
-          a.execute_kernel || !a.emit.empty() || a.time_passes)) {
+          a.execute_kernel || !a.emit.empty() || a.time_passes || a.explore.explore)) {
         return 0;
     }
+    if (a.explore.explore) return run_exploration(full_spec_name(spec_name), spec.output.lower(), a.explore, a.output_dir);
     std::ostream *timing = a.time_passes ? &std::cout : nullptr;
     auto start = std::chrono::steady_clock::now();
     auto lap = [&](const char *pass) {
@@ -121,7 +125,11 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
         start = now;
     };
-    ir::UreProgram program = spec.output.lower();
+    // --design ID: a candidate of the exploration in place of the spec's own design.
+    ir::UreProgram program = a.explore.design >= 0 ? Explorer(spec.output.lower(), a.explore).program(a.explore.design)
+                                                   : spec.output.lower();
+    const std::string default_name =
+        full_spec_name(spec_name) + (a.explore.design >= 0 ? "_d" + std::to_string(a.explore.design) : "");
     lap("lower (the front passes)");
     // Every stage runs once: the validator's findings are printed by --check.
     std::vector<DependenceTiming> validation;
@@ -159,7 +167,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
         start = std::chrono::steady_clock::now();
-        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name, input_order, options);
+        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? default_name : a.kernel_name, input_order, options);
         lap("lower_to_kernel");
         if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
             std::cout << "// ---- kernel IR after lower_to_kernel\n";
@@ -203,7 +211,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         if (backend == "cm" || backend == "cm-emu") {
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
-            std::string name = full_spec_name(spec_name);
+            std::string name = default_name;
             std::vector<std::string> input_order;
             for (const Input &in : spec.inputs) input_order.push_back(in.name());
             if (backend == "cm") {

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "Explore.h"
 #include "pulse/pulse.h"
 
 namespace pulse {
@@ -27,7 +28,8 @@ struct DriverActions {
     std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
     int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
     bool time_passes = false;        ///< --time-passes: each pass's time
-    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty() || time_passes; }
+    ExploreOptions explore;          ///< --explore and its options; --design
+    bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty() || time_passes || explore.explore; }
 };
 
 /// Help text for the flags parse_driver_flag accepts.

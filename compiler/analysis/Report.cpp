@@ -1,6 +1,7 @@
 #include "analysis/Report.h"
 
 #include <iomanip>
+#include <set>
 #include <ostream>
 #include <sstream>
 
@@ -20,20 +21,19 @@ std::string text(const Expr &e) {
     return ir::to_source(e);
 }
 
-/// The numbers the report prints, computed once for both formats.
-struct Analysis {
-    std::string design_class;        ///< one letter per variable, merge order (e.g. SBM)
-    int64_t registers_per_pe = 0;    ///< sum over variables of history + 1
-    int64_t outputs_per_step = 0;    ///< max over steps of the output stores of one array instance; -1: not counted
-    int64_t domain_points = 0;       ///< iteration points of one array instance
-    double utilization = 0;          ///< domain points / (PEs x steps)
-    std::vector<std::string> forward;  ///< "s = c + q", "t = q"
-};
-
 /// Counts, per step of the first array instance, the lanes that store an
 /// output: active lanes whose output select is taken. Tap values and input
 /// loads do not decide whether a store happens, so they evaluate to 0 here.
-int64_t max_outputs_per_step(const sys::SystolicProgram &p) {
+struct OutputCount {
+    int64_t total = 0, most_in_a_step = 0;
+    int64_t loads = 0;  ///< input loads, as DesignMetrics::loads_per_output counts them
+};
+
+/// Counts, per step of the first array instance, the lanes that store an
+/// output (active lanes whose output select is taken) and the input loads
+/// active lanes make. Tap values and input values do not decide whether a
+/// store or a load happens, so they evaluate to 0 here.
+OutputCount count_outputs(const sys::SystolicProgram &p) {
     std::vector<int64_t> coords(2 + p.instance_loops.size());
     for (size_t i = 0; i < p.instance_loops.size(); i++) coords[2 + i] = p.instance_loops[i].min;
     ExprCompilerHooks hooks;
@@ -46,59 +46,63 @@ int64_t max_outputs_per_step(const sys::SystolicProgram &p) {
         compile_error("report: unknown variable ", v, " in the lowered program");
     };
     hooks.recurrence_call = [](const Call *, std::vector<Closure>) -> Closure { return [](EvalState &) { return 0.0; }; };
-    hooks.input_call = hooks.recurrence_call;
+    // One load per execution of a read site, except that a read whose index
+    // does not depend on the lane is one load per step (a broadcast), one not
+    // depending on the step one per lane (stationary), and one on neither
+    // one per instance.
+    struct Site {
+        bool by_lane = false, by_step = false;
+        std::set<int64_t> loaded;  ///< the lanes (stationary) or steps (broadcast) that loaded it
+    };
+    std::vector<Site> sites;
+    OutputCount result;
+    hooks.input_call = [&](const Call *op, std::vector<Closure>) -> Closure {
+        Site site;
+        for (const Expr &e : op->args) {
+            site.by_lane = site.by_lane || expr_uses_var(e, p.space_var);
+            site.by_step = site.by_step || expr_uses_var(e, p.time_var);
+        }
+        sites.push_back(site);
+        size_t k = sites.size() - 1;
+        return [&sites, &result, k](EvalState &s) {
+            Site &site = sites[k];
+            if (site.by_lane && site.by_step) result.loads++;
+            else if (site.loaded.insert(site.by_lane ? s.coords[0] : site.by_step ? s.coords[1] : 0).second) result.loads++;
+            return Scalar(0.0);
+        };
+    };
     // Taps are not recurrence calls: rewrite them to zeros of their type first.
     class ZeroTaps : public IRMutator {
         using IRMutator::visit;
         Expr visit(const Call *op) override { return sys::is_tap(op) ? make_zero(op->type) : IRMutator::visit(op); }
     };
     Closure active = compile_expr(p.has_preimage, hooks);
-    std::vector<Closure> stores;
+    std::vector<Closure> stores, values;
     for (const sys::Statement &s : p.statements) {
-        if (s.is_output) stores.push_back(compile_expr(ZeroTaps().mutate(s.value), hooks));
+        (s.is_output ? stores : values).push_back(compile_expr(ZeroTaps().mutate(s.value), hooks));
     }
     EvalState state;
     state.coords = coords.data();
-    int64_t best = 0;
     for (int64_t t = p.time_min; t <= p.time_max; t++) {
         coords[1] = t;
         int64_t count = 0;
         for (int64_t l = 0; l < p.pe_count; l++) {
             coords[0] = p.pe_min + l;
             if (!active(state).is_true()) continue;
+            for (const Closure &c : values) {
+                state.undefined = false;
+                c(state);
+            }
             for (const Closure &c : stores) {
                 state.undefined = false;
                 c(state);
                 if (!state.undefined) count++;
             }
         }
-        best = std::max(best, count);
+        result.total += count;
+        result.most_in_a_step = std::max(result.most_in_a_step, count);
     }
-    return best;
-}
-
-Analysis analyze(const sys::SystolicProgram &p) {
-    Analysis a;
-    for (const sys::Variable &v : p.variables) {
-        a.design_class += sys::dataflow_letter(v.dataflow);
-        a.registers_per_pe += v.history + 1;
-    }
-    const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
-    a.domain_points = 1;
-    for (const std::string &v : t.source_loops) a.domain_points *= p.source.loop(v).extent;
-    a.utilization = (double)a.domain_points / (double)(p.pe_count * p.steps());
-    // The count enumerates one instance's PEs x steps: only where that is quick.
-    a.outputs_per_step = p.pe_count * p.steps() <= report_enumeration_limit ? max_outputs_per_step(p) : -1;
-    for (size_t r = 0; r < t.matrix.size(); r++) {
-        Expr e;
-        for (size_t c = 0; c < t.source_loops.size(); c++) {
-            if (!t.matrix[r][c]) continue;
-            Expr term = Variable::make(Int(32), t.source_loops[c]) * make_const(Int(32), t.matrix[r][c]);
-            e = e.defined() ? e + term : term;
-        }
-        a.forward.push_back(t.destination_loops[r] + " = " + ir::to_source(e.defined() ? simplify(e) : make_zero(Int(32))));
-    }
-    return a;
+    return result;
 }
 
 std::string json_string(const std::string &s) {
@@ -126,7 +130,7 @@ std::string read_text(const sys::InputRead &r) {
     return s + ")";
 }
 
-void print_text(std::ostream &out, const sys::SystolicProgram &p, const Analysis &a) {
+void print_text(std::ostream &out, const sys::SystolicProgram &p, const DesignMetrics &a) {
     const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
     out << "systolic design " << p.source.name << ": class " << a.design_class << " (";
     for (size_t i = 0; i < p.variables.size(); i++) {
@@ -174,11 +178,17 @@ void print_text(std::ostream &out, const sys::SystolicProgram &p, const Analysis
     out << "  registers per PE: " << a.registers_per_pe << " (sum over variables of history + 1)\n";
     if (a.outputs_per_step >= 0) out << "  outputs per step: at most " << a.outputs_per_step << "\n";
     else out << "  outputs per step: not counted (" << p.pe_count * p.steps() << " PE-steps, more than " << report_enumeration_limit << ")\n";
+    if (a.outputs >= 0) {
+        out << "  outturn: " << a.outputs << " outputs / " << p.steps() << " steps = " << a.outturn
+            << " outputs per step\n";
+        out << "  per output: " << a.exchanges_per_output << " lane exchanges, " << a.loads_per_output << " input loads\n";
+    }
+    out << "  warps: " << a.warps << (a.fits_warp() ? " (fits a warp)" : " (wider than a warp: several PEs per lane)") << "\n";
     out << "  PE utilization: " << a.domain_points << " points / (" << p.pe_count << " PEs x " << p.steps()
         << " steps) = " << percent(a.utilization) << "\n";
 }
 
-void print_json(std::ostream &out, const sys::SystolicProgram &p, const Analysis &a) {
+void print_json(std::ostream &out, const sys::SystolicProgram &p, const DesignMetrics &a) {
     const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
     out << "{\n";
     out << "  \"name\": " << json_string(p.source.name) << ",\n";
@@ -229,14 +239,59 @@ void print_json(std::ostream &out, const sys::SystolicProgram &p, const Analysis
     out << "  \"registers_per_pe\": " << a.registers_per_pe << ",\n";
     out << "  \"outputs_per_step\": " << (a.outputs_per_step >= 0 ? std::to_string(a.outputs_per_step) : std::string("null")) << ",\n";
     out << "  \"domain_points\": " << a.domain_points << ",\n";
-    out << "  \"utilization\": " << a.utilization << "\n";
+    out << "  \"utilization\": " << a.utilization << ",\n";
+    auto number = [](double v) { return v >= 0 ? std::to_string(v) : std::string("null"); };
+    out << "  \"outputs\": " << (a.outputs >= 0 ? std::to_string(a.outputs) : std::string("null")) << ",\n";
+    out << "  \"outturn\": " << number(a.outturn) << ",\n";
+    out << "  \"exchanges_per_step\": " << a.exchanges_per_step << ",\n";
+    out << "  \"exchanges_per_output\": " << number(a.exchanges_per_output) << ",\n";
+    out << "  \"loads_per_output\": " << number(a.loads_per_output) << ",\n";
+    out << "  \"warps\": " << a.warps << ", \"fits_warp\": " << (a.fits_warp() ? "true" : "false") << "\n";
     out << "}\n";
 }
 
 }  // namespace
 
+DesignMetrics analyze_design(const sys::SystolicProgram &p) {
+    DesignMetrics a;
+    for (const sys::Variable &v : p.variables) {
+        a.design_class += sys::dataflow_letter(v.dataflow);
+        a.dataflow.emplace_back(v.name, v.dataflow);
+        a.registers_per_pe += v.history + 1;
+        for (const sys::Tap &tap : v.taps) a.exchanges_per_step += tap.dp != 0;
+    }
+    const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
+    a.pe_count = p.pe_count;
+    a.steps = p.steps();
+    a.warps = (p.pe_count + 31) / 32;
+    a.domain_points = 1;
+    for (const std::string &v : t.source_loops) a.domain_points *= p.source.loop(v).extent;
+    a.utilization = (double)a.domain_points / (double)(p.pe_count * p.steps());
+    // The count enumerates one instance's PEs x steps: only where that is quick.
+    if (p.pe_count * p.steps() <= report_enumeration_limit) {
+        OutputCount counted = count_outputs(p);
+        a.outputs = counted.total;
+        a.outputs_per_step = counted.most_in_a_step;
+        if (a.outputs > 0) {
+        a.outturn = (double)a.outputs / (double)a.steps;
+        a.exchanges_per_output = (double)(a.exchanges_per_step * a.domain_points) / (double)a.outputs;
+        a.loads_per_output = (double)counted.loads / (double)a.outputs;
+        }
+    }
+    for (size_t r = 0; r < t.matrix.size(); r++) {
+        Expr e;
+        for (size_t c = 0; c < t.source_loops.size(); c++) {
+            if (!t.matrix[r][c]) continue;
+            Expr term = Variable::make(Int(32), t.source_loops[c]) * make_const(Int(32), t.matrix[r][c]);
+            e = e.defined() ? e + term : term;
+        }
+        a.forward.push_back(t.destination_loops[r] + " = " + ir::to_source(e.defined() ? simplify(e) : make_zero(Int(32))));
+    }
+    return a;
+}
+
 void print_report(std::ostream &out, const sys::SystolicProgram &program, bool json) {
-    Analysis a = analyze(program);
+    DesignMetrics a = analyze_design(program);
     if (json) print_json(out, program, a);
     else print_text(out, program, a);
 }

@@ -120,122 +120,215 @@ std::string approximation_note(const DependenceModel &model) {
 
 }  // namespace
 
-std::vector<DependenceTiming> validate_transform(const ir::UreProgram &program) {
+const char *to_string(VerdictKind kind) {
+    switch (kind) {
+    case VerdictKind::Valid: return "valid";
+    case VerdictKind::Shape: return "shape";
+    case VerdictKind::CrossesInstances: return "crosses instances";
+    case VerdictKind::ProcessorAvailability: return "processor availability";
+    case VerdictKind::DataAvailability: return "data availability";
+    }
+    return "?";
+}
+
+struct TransformChecker::Model {
+    const ir::UreProgram *program = nullptr;
+    std::vector<std::string> src;
+    std::string bounds;
+    // Declared before the isl objects, so it is destroyed after them.
+    isl_model::Context context;
+    isl::set source_domain;
+    std::vector<std::vector<int64_t>> source_distance;  ///< per dependence, over src
+    std::vector<bool> taken, exact;
+};
+
+TransformChecker::TransformChecker(const ir::UreProgram &program, std::vector<std::string> source_loops)
+    : model(std::make_unique<Model>()) {
+    Model &m = *model;
+    m.program = &program;
+    if (source_loops.empty()) {
+        if (!program.schedule.transform) {
+            compile_error(program.name, " has no space-time transform: add ", program.name,
+                          ".space_time_transform(source loops, destination loops, matrix)");
+        }
+        source_loops = program.schedule.transform->source_loops;
+    }
+    m.src = source_loops;
+    m.bounds = bounds_text(program);
+    std::vector<std::string> all_loops;
+    for (const auto &loop : program.loops) all_loops.push_back(loop.var);
+    try {
+        const isl::set full_domain = isl_model::iteration_domain(m.context, program, all_loops);
+        bool known = std::all_of(m.src.begin(), m.src.end(), [&](const std::string &v) { return program.loop_index(v) >= 0; });
+        if (known) m.source_domain = isl_model::iteration_domain(m.context, program, m.src);
+        for (const ir::Dependence &dep : program.dependences) {
+            std::vector<int64_t> d;
+            for (const auto &loop : m.src) d.push_back(known ? dep.distance[program.loop_index(loop)] : 0);
+            bool exact = true;
+            isl::map relation = isl_model::dependence_relation(program, dep, full_domain, &exact);
+            m.source_distance.push_back(d);
+            m.taken.push_back(isl_map_is_empty(relation.get()) == isl_bool_false);
+            m.exact.push_back(exact);
+        }
+    } catch (const isl::exception &e) {
+        compile_error("internal error while modelling ", program.name, " with isl: ", e.what());
+    }
+}
+
+TransformChecker::~TransformChecker() = default;
+
+TransformCheck TransformChecker::check(const ir::SpaceTimeTransform &transform, CollisionMemo *memo) const {
+    const Model &m = *model;
+    const ir::UreProgram &program = *m.program;
+    TransformCheck result;
+    TransformVerdict &verdict = result.verdict;
+    auto fail = [&](VerdictKind kind, const auto &...args) {
+        verdict.kind = kind;
+        verdict.message = detail::str(args...);
+        return result;
+    };
+    try {
+        check_shape(program, transform);
+    } catch (const CompileError &e) {
+        return fail(VerdictKind::Shape, e.what());
+    }
+    if (transform.source_loops != m.src) {
+        return fail(VerdictKind::Shape, "space-time transform of ", program.name, ": source loops ",
+                    names_text(transform.source_loops), " are not the loops ", names_text(m.src),
+                    " this checker modelled");
+    }
+    const std::vector<std::string> &src = m.src;
+    const size_t space_rows = transform.matrix.size() - 1;
+    const std::vector<int64_t> &time_row = transform.matrix.back();
+    const std::string &bounds = m.bounds;
+    const std::string matrix = matrix_text(transform);
+
+    // What the transform makes of every dependence's distance.
+    std::vector<DependenceModel> models;
+    for (size_t k = 0; k < program.dependences.size(); k++) {
+        DependenceModel dm;
+        dm.source_distance = m.source_distance[k];
+        dm.exact = m.exact[k];
+        for (size_t r = 0; r < space_rows; r++) dm.dp.push_back(dot(transform.matrix[r], dm.source_distance));
+        DependenceTiming timing;
+        timing.dependence = &program.dependences[k];
+        timing.dp = dm.dp[0];
+        timing.dt = dot(time_row, dm.source_distance);
+        timing.taken = m.taken[k];
+        result.timings.push_back(timing);
+        models.push_back(dm);
+    }
+    const std::vector<DependenceTiming> &timings = result.timings;
+
+    // A loop outside the transform's source loops enumerates independent
+    // array instances (GPU blocks, an outer sequential loop): no value can
+    // travel between them inside the array. This is checked for every
+    // dependence, taken or not: the program is structurally one that
+    // reads across arrays, whatever the bounds of this build.
+    for (size_t k = 0; k < timings.size(); k++) {
+        const ir::Dependence &dep = *timings[k].dependence;
+        for (size_t i = 0; i < program.loops.size(); i++) {
+            const std::string &loop = program.loops[i].var;
+            if (dep.distance[i] == 0 || std::find(src.begin(), src.end(), loop) != src.end()) continue;
+            verdict.dependence = &dep;
+            return fail(VerdictKind::CrossesInstances, "invalid space-time transform of ", program.name,
+                        " (data availability): ", dependence_text(dep), " of URE ", dep.consumer,
+                        " crosses array instances: its distance in loop '", loop, "' is ", dep.distance[i],
+                        ", which is not a source loop of the transform ", names_text(src),
+                        ": each value of '", loop, "' runs its own array, and no value moves between arrays",
+                        ". Make '", loop, "' a source loop of the transform or remove the dependence. Bounds: ",
+                        bounds);
+        }
+    }
+
+    // Processor availability: no two points on the same PE at the same step.
+    // Checked before data availability: a map that is not injective is
+    // wrong whatever the dependences, and two colliding points say why.
+    std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> collision;
+    auto remembered = memo ? memo->find(transform.matrix) : CollisionMemo::iterator();
+    if (memo && remembered != memo->end()) {
+        collision = remembered->second;
+    } else {
+        try {
+            isl::map forward = isl_model::forward_map(transform, m.source_domain);
+            isl::map collide = isl_model::collisions(forward);
+            if (isl_map_is_empty(collide.get()) != isl_bool_true) collision = isl_model::first_collision(collide);
+        } catch (const isl::exception &e) {
+            compile_error("internal error while validating the space-time transform of ", program.name,
+                          " with isl: ", e.what());
+        }
+        if (memo) (*memo)[transform.matrix] = collision;
+    }
+    if (collision) {
+        const auto &[x, y] = *collision;
+        std::ostringstream image;
+        std::vector<int64_t> diff;
+        for (size_t i = 0; i < x.size(); i++) diff.push_back(y[i] - x[i]);
+        for (size_t r = 0; r < transform.matrix.size(); r++) {
+            image << (r ? (r + 1 == transform.matrix.size() ? " at step " : ", ") : "on PE ")
+                  << destination_name(transform, r) << " = " << dot(transform.matrix[r], x);
+        }
+        verdict.first = x;
+        verdict.second = y;
+        return fail(VerdictKind::ProcessorAvailability, "invalid space-time transform of ", program.name,
+                    " (processor availability): points ", point_text(src, x), " and ", point_text(src, y),
+                    " both run ", image.str(), ", so x -> (P x, s x) is not injective on the bounded domain (",
+                    bounds, "). Matrix: ", matrix, ". Every row maps their difference ", tuple_text(diff), " over ",
+                    names_text(src),
+                    " to 0: change a row so that it does not (with more source loops than rows, the time "
+                    "row must give each loop a coefficient larger than the span of the loops inside it on "
+                    "one PE)");
+    }
+
+    // Data availability: a value must be produced no later than it is read.
+    for (size_t k = 0; k < timings.size(); k++) {
+        const DependenceTiming &timing = timings[k];
+        const DependenceModel &dm = models[k];
+        const ir::Dependence &dep = *timing.dependence;
+        const bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
+        // d = 0 reads an earlier URE at the same point: same PE, same step.
+        if (!timing.taken || zero) continue;
+        const int64_t needed = dep.is_copy ? 0 : 1;
+        if (timing.dt >= needed) continue;
+        std::ostringstream why;
+        if (dep.is_copy) {
+            why << "a copy chain may take zero steps (a broadcast) but not go back in time: the time row must "
+                   "not give this dependence a negative number of steps: s·d >= 0";
+        } else if (timing.dt == 0) {
+            why << "the value would be read in the step that computes it; dt = 0 (a broadcast) is allowed only "
+                   "for a pure copy V(x) = V(x - d); the time row must give this dependence at least one step: "
+                   "s·d >= 1";
+        } else {
+            why << "the value would be read " << -timing.dt << " step(s) before it is computed: the time row "
+                << "must give this dependence at least one step: s·d >= 1";
+        }
+        verdict.dependence = &dep;
+        verdict.dp = timing.dp;
+        verdict.dt = timing.dt;
+        return fail(VerdictKind::DataAvailability, "invalid space-time transform of ", program.name,
+                    " (data availability): ", dependence_text(dep), " of URE ", dep.consumer, " has distance d = ",
+                    tuple_text(dm.source_distance), " over ", names_text(src), approximation_note(dm),
+                    "; the transform gives it dp = P·d = ", dp_text(dm.dp), " and dt = s·d = ", timing.dt, ": ",
+                    why.str(), ". Matrix: ", matrix, "; bounds: ", bounds);
+    }
+    return result;
+}
+
+TransformCheck check_transform(const ir::UreProgram &program) {
     if (!program.schedule.transform) {
         compile_error(program.name, " has no space-time transform: add ", program.name,
                       ".space_time_transform(source loops, destination loops, matrix)");
     }
     const ir::SpaceTimeTransform &transform = *program.schedule.transform;
+    // The shape is checked first: the model needs distinct, known source loops.
     check_shape(program, transform);
-    const std::vector<std::string> &src = transform.source_loops;
-    const size_t space_rows = transform.matrix.size() - 1;
-    const std::vector<int64_t> &time_row = transform.matrix.back();
-    const std::string bounds = bounds_text(program);
-    const std::string matrix = matrix_text(transform);
+    return TransformChecker(program).check(transform);
+}
 
-    std::vector<std::string> all_loops;
-    for (const auto &loop : program.loops) all_loops.push_back(loop.var);
-
-    try {
-        isl_model::Context context;
-        const isl::set full_domain = isl_model::iteration_domain(context, program, all_loops);
-        const isl::set source_domain = isl_model::iteration_domain(context, program, src);
-
-        // Model every dependence: is it taken on the bounded domain, and what
-        // does the transform make of its distance?
-        std::vector<DependenceTiming> timings;
-        std::vector<DependenceModel> models;
-        for (const ir::Dependence &dep : program.dependences) {
-            DependenceModel model;
-            for (const auto &loop : src) model.source_distance.push_back(dep.distance[program.loop_index(loop)]);
-            for (size_t r = 0; r < space_rows; r++) model.dp.push_back(dot(transform.matrix[r], model.source_distance));
-            isl::map relation = isl_model::dependence_relation(program, dep, full_domain, &model.exact);
-            DependenceTiming timing;
-            timing.dependence = &dep;
-            timing.dp = model.dp[0];
-            timing.dt = dot(time_row, model.source_distance);
-            timing.taken = isl_map_is_empty(relation.get()) == isl_bool_false;
-            timings.push_back(timing);
-            models.push_back(model);
-        }
-
-        // A loop outside the transform's source loops enumerates independent
-        // array instances (GPU blocks, an outer sequential loop): no value can
-        // travel between them inside the array. This is checked for every
-        // dependence, taken or not: the program is structurally one that
-        // reads across arrays, whatever the bounds of this build.
-        for (size_t k = 0; k < timings.size(); k++) {
-            const ir::Dependence &dep = *timings[k].dependence;
-            for (size_t i = 0; i < program.loops.size(); i++) {
-                const std::string &loop = program.loops[i].var;
-                if (dep.distance[i] == 0 || std::find(src.begin(), src.end(), loop) != src.end()) continue;
-                compile_error("invalid space-time transform of ", program.name, " (data availability): ",
-                              dependence_text(dep), " of URE ", dep.consumer,
-                              " crosses array instances: its distance in loop '", loop, "' is ", dep.distance[i],
-                              ", which is not a source loop of the transform ", names_text(src),
-                              ": each value of '", loop, "' runs its own array, and no value moves between arrays",
-                              ". Make '", loop,
-                              "' a source loop of the transform or remove the dependence. Bounds: ", bounds);
-            }
-        }
-
-        // Processor availability: no two points on the same PE at the same step.
-        // Checked before data availability: a map that is not injective is
-        // wrong whatever the dependences, and two colliding points say why.
-        isl::map forward = isl_model::forward_map(transform, source_domain);
-        isl::map collide = isl_model::collisions(forward);
-        if (isl_map_is_empty(collide.get()) != isl_bool_true) {
-            auto [x, y] = isl_model::first_collision(collide);
-            std::ostringstream image;
-            std::vector<int64_t> diff;
-            for (size_t i = 0; i < x.size(); i++) diff.push_back(y[i] - x[i]);
-            for (size_t r = 0; r < transform.matrix.size(); r++) {
-                image << (r ? (r + 1 == transform.matrix.size() ? " at step " : ", ") : "on PE ")
-                      << destination_name(transform, r) << " = " << dot(transform.matrix[r], x);
-            }
-            compile_error("invalid space-time transform of ", program.name, " (processor availability): points ",
-                          point_text(src, x), " and ", point_text(src, y), " both run ", image.str(),
-                          ", so x -> (P x, s x) is not injective on the bounded domain (", bounds,
-                          "). Matrix: ", matrix, ". Every row maps their difference ", tuple_text(diff),
-                          " over ", names_text(src),
-                          " to 0: change a row so that it does not (with more source loops than rows, the time "
-                          "row must give each loop a coefficient larger than the span of the loops inside it on "
-                          "one PE)");
-        }
-
-        // Data availability: a value must be produced no later than it is read.
-        for (size_t k = 0; k < timings.size(); k++) {
-            const DependenceTiming &timing = timings[k];
-            const DependenceModel &model = models[k];
-            const ir::Dependence &dep = *timing.dependence;
-            const bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
-            // d = 0 reads an earlier URE at the same point: same PE, same step.
-            if (!timing.taken || zero) continue;
-            const int64_t needed = dep.is_copy ? 0 : 1;
-            if (timing.dt >= needed) continue;
-            std::ostringstream why;
-            if (dep.is_copy) {
-                why << "a copy chain may take zero steps (a broadcast) but not go back in time: the time row must "
-                       "not give this dependence a negative number of steps: s·d >= 0";
-            } else if (timing.dt == 0) {
-                why << "the value would be read in the step that computes it; dt = 0 (a broadcast) is allowed only "
-                       "for a pure copy V(x) = V(x - d); the time row must give this dependence at least one step: "
-                       "s·d >= 1";
-            } else {
-                why << "the value would be read " << -timing.dt << " step(s) before it is computed: the time row "
-                    << "must give this dependence at least one step: s·d >= 1";
-            }
-            compile_error("invalid space-time transform of ", program.name, " (data availability): ",
-                          dependence_text(dep), " of URE ", dep.consumer, " has distance d = ",
-                          tuple_text(model.source_distance), " over ", names_text(src), approximation_note(model),
-                          "; the transform gives it dp = P·d = ", dp_text(model.dp), " and dt = s·d = ", timing.dt,
-                          ": ", why.str(), ". Matrix: ", matrix, "; bounds: ", bounds);
-        }
-        return timings;
-    } catch (const isl::exception &e) {
-        compile_error("internal error while validating the space-time transform of ", program.name,
-                      " with isl: ", e.what());
-    }
+std::vector<DependenceTiming> validate_transform(const ir::UreProgram &program) {
+    TransformCheck checked = check_transform(program);
+    if (!checked.verdict.valid()) compile_error(checked.verdict.message);
+    return checked.timings;
 }
 
 }  // namespace pulse
