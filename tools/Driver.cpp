@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "codegen/CodeGenCM.h"
@@ -35,18 +36,20 @@ void write_text_file(const std::string &directory, const std::string &file, cons
     if (!out) compile_error("cannot write ", path);
 }
 
-/// The registered name of the spec `-g` chose: the generated files and
-/// functions carry the full name (conv1d_sbm) even if a suffix (sbm) chose it.
-std::string full_spec_name(const std::string &given) {
-    std::string found = given;
-    for (const std::string &n : registered_specs()) {
-        if (n == given) return n;
-        if (n.size() > given.size() && n.compare(n.size() - given.size(), given.size(), given) == 0 && n[n.size() - given.size() - 1] == '_') found = n;
-    }
-    return found;
-}
-
 }  // namespace
+
+Progress progress_on_stderr(const std::string &what, const std::string &units) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now();
+    auto last = std::make_shared<Clock::time_point>(start);
+    return [=](int64_t done, int64_t total) {
+        const Clock::time_point now = Clock::now();
+        if (now - start < std::chrono::seconds(1) || now - *last < std::chrono::seconds(1)) return;
+        *last = now;
+        std::cerr << what << ": " << (total > 0 ? 100 * done / total : 0) << "% (" << done << " of " << total << " " << units
+                  << ", " << std::chrono::duration_cast<std::chrono::seconds>(now - start).count() << " s)" << std::endl;
+    };
+}
 
 const char *driver_usage_text() {
     return "  --check             validate the space-time transform (data and processor availability)\n"
@@ -64,7 +67,7 @@ const char *driver_usage_text() {
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
-           "  -o DIR              output directory of --emit (default .)\n";
+           "  -o DIR              output directory of --emit (required with --emit; created if missing)\n";
 }
 
 bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &a) {
@@ -143,8 +146,8 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     int status = 0;
     if (a.simulate) {
         Buffers inputs = random_input_buffers(program, seed);
-        Buffers expected = ir::realize(program, inputs);
-        Buffers actual = simulate(systolic, inputs);
+        Buffers expected = ir::realize(program, inputs, progress_on_stderr(spec_name + ": --simulate: reference", "points"));
+        Buffers actual = simulate(systolic, inputs, progress_on_stderr(spec_name + ": --simulate: systolic array", "array instances"));
         std::string mismatch = compare_outputs(expected, actual);
         std::cout << spec_name << ": simulate (" << systolic.pe_count << " PEs x " << systolic.steps() << " steps): "
                   << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
@@ -159,7 +162,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
         start = std::chrono::steady_clock::now();
-        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? full_spec_name(spec_name) : a.kernel_name, input_order, options);
+        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? spec_name : a.kernel_name, input_order, options);
         lap("lower_to_kernel");
         if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
             std::cout << "// ---- kernel IR after lower_to_kernel\n";
@@ -203,7 +206,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         if (backend == "cm" || backend == "cm-emu") {
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
-            std::string name = full_spec_name(spec_name);
+            std::string name = spec_name;
             std::vector<std::string> input_order;
             for (const Input &in : spec.inputs) input_order.push_back(in.name());
             if (backend == "cm") {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -13,6 +14,9 @@
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
+
+// runtime/cm_emu/cm/cm.h as text (cmake/EmbedFile.cmake).
+extern const char *const pulse_cm_emulation_header_text;
 
 namespace pulse {
 
@@ -940,6 +944,14 @@ void emit_cm_emulation(const sys::SystolicProgram &p, const std::string &name, c
                        const std::string &directory, const CmTarget &target) {
     emit_cm(p, name, input_order, directory, target);
     write_file(directory + "/" + name + "_emu.cpp", emit_cm_emulation_harness(p, name, input_order));
+    write_cm_emulation_header(directory);
+}
+
+std::string write_cm_emulation_header(const std::string &directory) {
+    const std::string include_dir = directory + "/cm_emu";
+    make_directory(include_dir + "/cm");
+    write_file(include_dir + "/cm/cm.h", pulse_cm_emulation_header_text);
+    return include_dir;
 }
 
 std::string host_cxx_compiler() {
@@ -951,7 +963,8 @@ std::string host_cxx_compiler() {
 std::string cm_emulation_compile_command(const std::string &source, const std::string &binary) {
     // -O1: the emulation's element loops need some optimisation to run fast,
     // and -O2 costs more compile time than it saves here.
-    return host_cxx_compiler() + " -std=c++17 -O1 -Wno-attributes -I '" PULSE_CM_EMU_INCLUDE_DIR "' '" + source + "' -o '" + binary +
+    const std::string include_dir = (std::filesystem::path(source).parent_path() / "cm_emu").string();
+    return host_cxx_compiler() + " -std=c++17 -O1 -Wno-attributes -I '" + include_dir + "' '" + source + "' -o '" + binary +
            "' 2>&1";
 }
 
