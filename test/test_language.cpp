@@ -229,7 +229,7 @@ TEST_CASE("Params checks ranges and records what the spec read", "[language]") {
     CHECK(p.get("unset", 16, 1, 100) == 16);
     REQUIRE_THROWS_WITH(p.get("bad_default", 0, 1, 100), Contains("the spec's default 0 lies outside its range [1, 100]"));
     CHECK(p.unused().empty());
-    REQUIRE(p.declarations().size() == 6);
+    REQUIRE(p.declarations().size() == 5);  // bad_default is refused, not recorded
     CHECK(p.declarations()[0].name == "Q");
     CHECK(p.declarations()[4].name == "unset");
     CHECK(p.declarations()[4].default_value == 16);

@@ -193,7 +193,8 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             std::vector<std::string> input_order;
             for (const Input &in : spec.inputs) input_order.push_back(in.name());
             start = std::chrono::steady_clock::now();
-            CudaKernelSources sources = print_cuda(*lowered);
+            CudaKernelSources sources =
+                print_cuda(*lowered, host_header_text(program, name, input_order, spec_description(spec_name)));
             lap("print_cuda");
             write_text_file(a.output_dir, name + ".h", sources.header);
             write_text_file(a.output_dir, name + ".cu", sources.kernel);

@@ -31,7 +31,7 @@ inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, 
                           std::vector<pulse::Input> inputs,
                           const std::function<pulse::Expr(const Ssam2dLoops &, pulse::Func &)> &weight) {
     using namespace pulse;
-    const int PE = params.get_int("PE", 32, K, 256);
+    const int PE = params.get_int("PE", 32, K, 4096);
     const int C = PE - K + 1;                   // output columns per warp
     const int RT = params.get_int("RT", 8, 1, 64);     // output rows per block of a warp (unrolled)
     const int S = params.get_int("S", 1, 1, 1024);       // row blocks per warp, in sequence
