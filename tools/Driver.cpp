@@ -178,7 +178,9 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         const kir::Kernel &kernel = *lowered;
         if (a.print_kernel) kir::print(std::cout, kernel);
         if (a.execute_kernel) {
-            std::string mismatch = execute_against_reference(kernel, program, seed);
+            std::string mismatch =
+                execute_against_reference(kernel, program, seed, progress_on_stderr(spec_name + ": --execute-kernel: reference", "points"),
+                                          progress_on_stderr(spec_name + ": --execute-kernel: kernel", "warps"));
             std::cout << spec_name << ": execute-kernel (" << systolic.pe_count << " PEs x " << systolic.steps()
                       << " steps): " << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
             if (!mismatch.empty()) status = 1;

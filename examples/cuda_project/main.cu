@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "conv1d_sbm.h"
-#include "pulse_cuda.h"
+#include <pulse/pulse_cuda.h>
 
 int main() {
     try {
