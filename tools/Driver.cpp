@@ -126,6 +126,8 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     };
     ir::UreProgram program = spec.output.lower();
     lap("lower (the front passes)");
+    std::vector<std::string> input_order;  // the spec's order: the generated functions' arguments
+    for (const Input &in : spec.inputs) input_order.push_back(in.name());
     // Every stage runs once: the validator's findings are printed by --check.
     std::vector<DependenceTiming> validation;
     auto validate_start = std::chrono::steady_clock::now();
@@ -157,8 +159,6 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     std::optional<kir::Kernel> lowered;
     const bool emits_cuda = std::find(a.emit.begin(), a.emit.end(), "cuda") != a.emit.end();
     if (a.print_kernel || !a.print_after.empty() || a.execute_kernel || emits_cuda) {
-        std::vector<std::string> input_order;
-        for (const Input &in : spec.inputs) input_order.push_back(in.name());
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
         start = std::chrono::steady_clock::now();
@@ -192,8 +192,6 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             // The kernel IR, printed as CUDA, with its host header, the
             // reference order as C++ and a harness that checks one against the other.
             std::string name = lowered->name;
-            std::vector<std::string> input_order;
-            for (const Input &in : spec.inputs) input_order.push_back(in.name());
             start = std::chrono::steady_clock::now();
             CudaKernelSources sources =
                 print_cuda(*lowered, host_header_text(program, name, input_order, spec_description(spec_name)));
@@ -210,8 +208,6 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
             std::string name = spec_name;
-            std::vector<std::string> input_order;
-            for (const Input &in : spec.inputs) input_order.push_back(in.name());
             if (backend == "cm") {
                 emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9());
                 std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "
