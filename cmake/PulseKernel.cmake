@@ -10,13 +10,36 @@
 # or an installed one (Pulse::conv1d). Nothing is built, and a status message
 # says so, if no CUDA compiler is found.
 #
+# The kernel is compiled for CMAKE_CUDA_ARCHITECTURES if the project set it,
+# else for 90 (Hopper).
+#
 # Included at file scope, because enable_language may not be called inside a
 # function.
 include_guard(GLOBAL)
-include(CheckLanguage)
-check_language(CUDA)
-if(CMAKE_CUDA_COMPILER)
-  enable_language(CUDA)
+
+# Kernels are built for sm_90 (Hopper) unless the project chose architectures
+# (CMAKE_CUDA_ARCHITECTURES or the CUDAARCHS environment variable): once CUDA
+# is enabled, CMake fills CMAKE_CUDA_ARCHITECTURES with the compiler's default
+# (sm_52 or sm_75), which must not win silently.
+get_property(_pulse_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+if("CUDA" IN_LIST _pulse_languages)
+  # Enabled before Pulse was loaded: a value CMake detected carries CMake's
+  # help string; one the project set (-D, set(), CUDAARCHS) does not.
+  get_property(_pulse_arch_help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+  get_property(_pulse_arch_cached CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY VALUE)
+  if(_pulse_arch_help STREQUAL "CUDA architectures" AND "$ENV{CUDAARCHS}" STREQUAL ""
+     AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "${_pulse_arch_cached}")
+    set(PULSE_KERNEL_ARCHITECTURES 90)
+  endif()
+else()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND "$ENV{CUDAARCHS}" STREQUAL "")
+      set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures (Pulse's default: 90, Hopper)")
+    endif()
+    enable_language(CUDA)
+  endif()
 endif()
 
 function(pulse_add_kernel name)
@@ -49,8 +72,8 @@ function(pulse_add_kernel name)
   elseif(TARGET pulse_runtime)
     target_link_libraries(${name} PUBLIC pulse_runtime)
   endif()
-  if(NOT CMAKE_CUDA_ARCHITECTURES)
-    set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES 90)  # Hopper
+  if(PULSE_KERNEL_ARCHITECTURES)
+    set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES ${PULSE_KERNEL_ARCHITECTURES})
   endif()
   target_compile_features(${name} PUBLIC cuda_std_17)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -185,6 +185,7 @@ TEST_CASE("cm: a design over the register budget is rejected with the numbers an
 
 TEST_CASE("cm: the emulation rejects at compile time what CM rejects", "[cm]") {
     std::filesystem::path dir = scratch_directory("static");
+    write_cm_emulation_header(dir.string());
     auto compiles = [&](const std::string &name, const std::string &body, std::string *log) {
         std::ofstream(dir / (name + ".cpp")) << "#include <cm/cm.h>\nint main() {\n" << body << "\nreturn 0;\n}\n";
         return run_command(cm_emulation_compile_command((dir / (name + ".cpp")).string(), (dir / name).string()), log) == 0;

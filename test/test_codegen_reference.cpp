@@ -10,6 +10,7 @@
 #include "TestUtil.h"
 
 using namespace pulse;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -37,19 +38,14 @@ std::string harness(const ir::UreProgram &p, const std::string &name, const std:
          " while (std::fread(&x, 4, 1, h) == 1) v.push_back(x); std::fclose(h); return v; }\n";
     s << "int main() {\n";
     for (const std::string &in : inputs) s << "    std::vector<float> " << in << " = load(\"" << in << ".bin\");\n";
-    int o = 0;
     for (const ir::Ure &u : p.ures) {
         if (!u.is_output) continue;
-        s << "    int64_t " << u.name << "_size = 1;\n";
-        for (size_t d = 0; d < u.output_index().size(); d++) {
-            s << "    " << u.name << "_size *= " << name << "_output_extent(" << o << ", " << d << ", " << instances << ");\n";
-        }
+        s << "    int64_t " << u.name << "_size = " << name << "_" << u.name << "_elements(" << instances << ");\n";
         s << "    std::vector<float> " << u.name << "(" << u.name << "_size, 0.0f);\n";
         s << "    { FILE *h = std::fopen(\"" << u.name << ".box\", \"w\");\n";
-        s << "      for (int d = 0; d < " << u.output_index().size() << "; d++) { int64_t m, e; " << name << "_output_region(" << o
-          << ", d, " << instances << ", &m, &e); std::fprintf(h, \"%lld %lld\\n\", (long long)m, (long long)e); }\n";
+        s << "      for (int d = 0; d < " << u.output_index().size() << "; d++) { int64_t m, e; " << name << "_" << u.name
+          << "_region(d, " << instances << ", &m, &e); std::fprintf(h, \"%lld %lld\\n\", (long long)m, (long long)e); }\n";
         s << "      std::fclose(h); }\n";
-        o++;
     }
     s << "    " << name << "_reference(";
     for (const std::string &in : inputs) s << in << ".data(), ";
@@ -150,9 +146,8 @@ TEST_CASE("the layout of an output at affine indices is the box its index spans,
                                         "        for (int o = 0; o < 2; o++)\n"
                                         "            for (int d = 0; d < 2 - (o == 0); d++) {\n"
                                         "                int64_t m, e;\n"
-                                        "                layout_output_region(o, d, instances, &m, &e);\n"
+                                        "                (o == 0 ? layout_Rev_region : layout_Grid_region)(d, instances, &m, &e);\n"
                                         "                std::printf(\"%lld:%d.%d=[%lld,+%lld] \", (long long)instances, o, d, (long long)m, (long long)e);\n"
-                                        "                if (layout_output_extent(o, d, instances) != e) return 1;\n"
                                         "            }\n"
                                         "    return 0;\n}\n";
     std::string command = "cd " + dir + " && " + compiler + " -std=c++17 -o layout main.cpp && ./layout > layout.txt";
@@ -162,5 +157,32 @@ TEST_CASE("the layout of an output at affine indices is the box its index spans,
           "1:0.0=[15,+6] 1:1.0=[2,+6] 1:1.1=[-1,+1] "
           "3:0.0=[3,+18] 3:1.0=[2,+6] 3:1.1=[-1,+3] "
           "5:0.0=[-9,+30] 5:1.0=[2,+6] 5:1.1=[-1,+5] ");
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("the layout functions are C, named by buffer, and describe_buffers states the sizes", "[codegen]") {
+    // conv1d_sbm (C = 16, Q = 5, B = 4): x spans [0, 16 * instances + 3], w [0, 4],
+    // Out [0, 16 * instances - 1].
+    ir::UreProgram p = build_spec("conv1d_sbm").output.lower();
+    std::string text = describe_buffers(p, "conv1d_sbm", {"x", "w"});
+    CHECK_THAT(text, Contains("What it computes: Out from x, w by the UREs below, one array instance per value of loop 'b'"));
+    CHECK_THAT(text, Contains("(4 instances)"));
+    CHECK_THAT(text, Contains("  x: input, float, 68 elements, indices [0, 67]\n"));
+    CHECK_THAT(text, Contains("  w: input, float, 5 elements, indices [0, 4]\n"));
+    CHECK_THAT(text, Contains("  Out: output, float, 64 elements, indices [0, 63]\n"));
+    std::string dir = temp_dir();
+    std::ofstream(dir + "/main.c") << "#include <stdint.h>\n#include <stdio.h>\n"
+                                   << emit_layout_functions(p, "conv1d_sbm", {"x", "w"}, "static inline")
+                                   << "int main(void) {\n"
+                                      "    int64_t m, e;\n"
+                                      "    conv1d_sbm_x_region(0, 7, &m, &e);\n"
+                                      "    printf(\"%lld %lld %lld %lld %lld %lld\", (long long)m, (long long)e,\n"
+                                      "           (long long)conv1d_sbm_x_elements(7), (long long)conv1d_sbm_w_elements(7),\n"
+                                      "           (long long)conv1d_sbm_Out_elements(7), (long long)conv1d_sbm_default_instances());\n"
+                                      "    return 0;\n}\n";
+    std::string command = "cd " + dir + " && cc -std=c99 -Wall -Werror -o layout main.c && ./layout > layout.txt";
+    INFO(command);
+    REQUIRE(std::system(command.c_str()) == 0);
+    CHECK(read_text(dir + "/layout.txt") == "0 116 116 5 112 4");
     std::system(("rm -rf " + dir).c_str());
 }

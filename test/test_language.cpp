@@ -191,39 +191,94 @@ TEST_CASE("schedule primitives are recorded with their arguments", "[language]")
     REQUIRE(p.schedule.transform->source_loops == std::vector<std::string>{"ci", "q"});
 }
 
-TEST_CASE("a spec parameter that does not fit int is an error, not a truncation", "[language][errors]") {
-    // (int)4294967301 is 5: the examples must reject it rather than build Q = 5.
-    struct Case {
-        const char *spec;
-        std::vector<const char *> names;
-    };
-    const std::vector<Case> cases = {{"conv1d_sbm", {"C", "Q", "B"}},      {"conv1d_fbs_stride2", {"C", "Q", "B"}},
-                                     {"fir_stride2", {"C", "K", "B"}},     {"matmul", {"I", "J", "K", "N"}},
-                                     {"matvec", {"I", "J", "N"}}};
-    for (const Case &c : cases) {
-        for (const char *name : c.names) {
-            for (int64_t value : {int64_t(4294967301), int64_t(-2147483649), int64_t(2147483648)}) {
-                INFO(c.spec << " --param " << name << "=" << value);
+TEST_CASE("every example parameter has a range, and a value outside it is an error, not a truncation", "[language][errors]") {
+    // (int)99999999999 is 1215752191: the examples must refuse it rather than build that.
+    for (const char *spec : {"conv1d_sbm", "conv1d_fbs_stride2", "conv2d_sbm", "conv2d_ssam", "fir_stride2", "matmul", "matvec",
+                             "stencil2d_5pt"}) {
+        Params defaults;
+        build_spec(spec, defaults);
+        REQUIRE_FALSE(defaults.declarations().empty());
+        for (const Params::Declaration &d : defaults.declarations()) {
+            CHECK(d.min <= d.default_value);
+            CHECK(d.default_value <= d.max);
+            for (int64_t value : {d.max + 1, d.min - 1, int64_t(99999999999)}) {
+                if (value >= d.min && value <= d.max) continue;  // 99999999999 inside a range: nothing to refuse
+                INFO(spec << " --param " << d.name << "=" << value);
                 Params p;
-                p.set(name, value);
-                REQUIRE_THROWS_WITH(build_spec(c.spec, p), Contains(std::string("parameter ") + name) &&
-                                                               Contains(std::to_string(value)) &&
-                                                               Contains("[-2147483648, 2147483647]"));
+                p.set(d.name, value);
+                REQUIRE_THROWS_WITH(build_spec(spec, p),
+                                    Contains("--param " + d.name + "=" + std::to_string(value) + ": out of range; " + d.name +
+                                             " must be in [" + std::to_string(d.min) + ", " + std::to_string(d.max) + "]"));
             }
         }
     }
 }
 
-TEST_CASE("Params::get_int checks the range of int", "[language]") {
+TEST_CASE("Params checks ranges and records what the spec read", "[language]") {
     Params p;
     p.set("Q", 4294967301);
     p.set("C", -7);
     p.set("M", 2147483647);
+    p.set("N", 99999999999);
     REQUIRE_THROWS_AS(p.get_int("Q", 5), CompileError);
-    REQUIRE_THROWS_WITH(p.get_int("Q", 5), Contains("parameter Q = 4294967301 does not fit in int") &&
-                                               Contains("[-2147483648, 2147483647]"));
+    REQUIRE_THROWS_WITH(p.get_int("Q", 5), Contains("--param Q=4294967301: out of range; Q must be in [-2147483648, 2147483647] (default 5)"));
+    REQUIRE_THROWS_WITH(p.get_int("N", 16, 1, 4096), Contains("--param N=99999999999: out of range; N must be in [1, 4096] (default 16)"));
     CHECK(p.get_int("C", 16) == -7);
+    REQUIRE_THROWS_WITH(p.get_int("C", 16, 0, 8), Contains("C must be in [0, 8]"));
     CHECK(p.get_int("M", 0) == 2147483647);
-    CHECK(p.get_int("unset", 16) == 16);
+    CHECK(p.get("unset", 16, 1, 100) == 16);
+    REQUIRE_THROWS_WITH(p.get("bad_default", 0, 1, 100), Contains("the spec's default 0 lies outside its range [1, 100]"));
     CHECK(p.unused().empty());
+    REQUIRE(p.declarations().size() == 5);  // bad_default is refused, not recorded
+    CHECK(p.declarations()[0].name == "Q");
+    CHECK(p.declarations()[4].name == "unset");
+    CHECK(p.declarations()[4].default_value == 16);
+    CHECK(p.declarations()[4].max == 100);
+    CHECK_THAT(p.describe(), Contains("N = 16 in [1, 4096], C = 16 in [-2147483648, 2147483647]"));
+}
+
+namespace {
+// A lambda whose body has a comma outside any parentheses: the macro's
+// builder argument is variadic, so this needs no extra parentheses.
+PULSE_REGISTER_SPEC("test_comma_lambda", "a builder lambda with a top-level comma", [](const Params &params) {
+    int taps = params.get_int("Q", 4, 1, 8), outputs = params.get_int("C", 8, 1, 64);
+    Var c("c"), q("q"), s("s"), t("t");
+    Input x(Float(32), 1, "x"), w(Float(32), 1, "w");
+    Func X(Float(32), {c, q}, Place::Device, "X"), W(Float(32), {c, q}, Place::Device, "W"),
+        Z(Float(32), {c, q}, Place::Device, "Z"), Out(Place::Device, "Out");
+    X(c, q) = x(c + q);
+    W(c, q) = select(c == 0, w(q), W(c - 1, q));
+    Z(c, q) = select(q == 0, 0.0f, Z(c, q - 1)) + X(c, q) * W(c, q);
+    Out(c) = select(q == taps - 1, Z(c, q));
+    X.merge_ures(W, Z, Out).set_bounds(c, 0, outputs, q, 0, taps);
+    X.space_time_transform({c, q}, {s, t}, {1, 1, 0, 1});
+    return Spec{Out, {x, w}};
+});
+}  // namespace
+
+TEST_CASE("PULSE_REGISTER_SPEC takes a lambda with a top-level comma", "[language]") {
+    Params p;
+    p.set("C", 5);
+    ir::UreProgram program = build_spec("test_comma_lambda", p).output.lower();
+    REQUIRE(program.loops.size() == 2);
+    CHECK(program.loops[0].extent == 5);
+    CHECK(program.loops[1].extent == 4);
+}
+
+TEST_CASE("an output left out of merge_ures is named, with the fix", "[language][errors]") {
+    SECTION("Out forgotten") {
+        Conv k;
+        k.define();
+        k.X.merge_ures(k.W, k.Z).set_bounds(k.c, 0, 8, k.q, 0, 4);
+        k.X.space_time_transform({k.c, k.q}, {k.s, k.t}, {1, 1, 0, 1});
+        REQUIRE_THROWS_WITH(k.Out.lower(), Contains("output Out is not merged into a loop nest (it reads Z): add it to the "
+                                                    "merge_ures call of the nest that computes it") &&
+                                               Contains("X.merge_ures(W, Z, Out)"));
+    }
+    SECTION("merge_ures called on the output") {
+        Conv k;
+        k.define();
+        REQUIRE_THROWS_WITH(k.Out.merge_ures(k.X, k.W, k.Z), Contains("Out is an output, which cannot own a loop nest") &&
+                                                                  Contains("X.merge_ures(W, Z, Out)"));
+    }
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "codegen/CodeGenCM.h"
@@ -35,18 +36,20 @@ void write_text_file(const std::string &directory, const std::string &file, cons
     if (!out) compile_error("cannot write ", path);
 }
 
-/// The registered name of the spec `-g` chose: the generated files and
-/// functions carry the full name (conv1d_sbm) even if a suffix (sbm) chose it.
-std::string full_spec_name(const std::string &given) {
-    std::string found = given;
-    for (const std::string &n : registered_specs()) {
-        if (n == given) return n;
-        if (n.size() > given.size() && n.compare(n.size() - given.size(), given.size(), given) == 0 && n[n.size() - given.size() - 1] == '_') found = n;
-    }
-    return found;
-}
-
 }  // namespace
+
+Progress progress_on_stderr(const std::string &what, const std::string &units) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now();
+    auto last = std::make_shared<Clock::time_point>(start);
+    return [=](int64_t done, int64_t total) {
+        const Clock::time_point now = Clock::now();
+        if (now - start < std::chrono::seconds(1) || now - *last < std::chrono::seconds(1)) return;
+        *last = now;
+        std::cerr << what << ": " << (total > 0 ? 100 * done / total : 0) << "% (" << done << " of " << total << " " << units
+                  << ", " << std::chrono::duration_cast<std::chrono::seconds>(now - start).count() << " s)" << std::endl;
+    };
+}
 
 const char *driver_usage_text() {
     static const std::string text = std::string(
@@ -65,7 +68,8 @@ const char *driver_usage_text() {
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
-           "  -o DIR              output directory of --emit and --explore (default .)\n") + explore_usage_text();
+           "  -o DIR              output directory of --emit (required with --emit; created if missing) and of\n"
+           "                      --explore (default .)\n") + explore_usage_text();
     return text.c_str();
 }
 
@@ -117,7 +121,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
           a.execute_kernel || !a.emit.empty() || a.time_passes || a.explore.explore)) {
         return 0;
     }
-    if (a.explore.explore) return run_exploration(full_spec_name(spec_name), spec.output.lower(), a.explore, a.output_dir);
+    if (a.explore.explore) return run_exploration(spec_name, spec.output.lower(), a.explore, a.output_dir);
     std::ostream *timing = a.time_passes ? &std::cout : nullptr;
     auto start = std::chrono::steady_clock::now();
     auto lap = [&](const char *pass) {
@@ -129,8 +133,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     ir::UreProgram program = a.explore.design >= 0 ? Explorer(spec.output.lower(), a.explore).program(a.explore.design)
                                                    : spec.output.lower();
     const std::string default_name =
-        full_spec_name(spec_name) + (a.explore.design >= 0 ? "_d" + std::to_string(a.explore.design) : "");
+        spec_name + (a.explore.design >= 0 ? "_d" + std::to_string(a.explore.design) : "");
     lap("lower (the front passes)");
+    std::vector<std::string> input_order;  // the spec's order: the generated functions' arguments
+    for (const Input &in : spec.inputs) input_order.push_back(in.name());
     // Every stage runs once: the validator's findings are printed by --check.
     std::vector<DependenceTiming> validation;
     auto validate_start = std::chrono::steady_clock::now();
@@ -151,8 +157,8 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     int status = 0;
     if (a.simulate) {
         Buffers inputs = random_input_buffers(program, seed);
-        Buffers expected = ir::realize(program, inputs);
-        Buffers actual = simulate(systolic, inputs);
+        Buffers expected = ir::realize(program, inputs, progress_on_stderr(spec_name + ": --simulate: reference", "points"));
+        Buffers actual = simulate(systolic, inputs, progress_on_stderr(spec_name + ": --simulate: systolic array", "array instances"));
         std::string mismatch = compare_outputs(expected, actual);
         std::cout << spec_name << ": simulate (" << systolic.pe_count << " PEs x " << systolic.steps() << " steps): "
                   << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
@@ -162,8 +168,6 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     std::optional<kir::Kernel> lowered;
     const bool emits_cuda = std::find(a.emit.begin(), a.emit.end(), "cuda") != a.emit.end();
     if (a.print_kernel || !a.print_after.empty() || a.execute_kernel || emits_cuda) {
-        std::vector<std::string> input_order;
-        for (const Input &in : spec.inputs) input_order.push_back(in.name());
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
         start = std::chrono::steady_clock::now();
@@ -183,7 +187,9 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         const kir::Kernel &kernel = *lowered;
         if (a.print_kernel) kir::print(std::cout, kernel);
         if (a.execute_kernel) {
-            std::string mismatch = execute_against_reference(kernel, program, seed);
+            std::string mismatch =
+                execute_against_reference(kernel, program, seed, progress_on_stderr(spec_name + ": --execute-kernel: reference", "points"),
+                                          progress_on_stderr(spec_name + ": --execute-kernel: kernel", "warps"));
             std::cout << spec_name << ": execute-kernel (" << systolic.pe_count << " PEs x " << systolic.steps()
                       << " steps): " << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
             if (!mismatch.empty()) status = 1;
@@ -195,10 +201,9 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             // The kernel IR, printed as CUDA, with its host header, the
             // reference order as C++ and a harness that checks one against the other.
             std::string name = lowered->name;
-            std::vector<std::string> input_order;
-            for (const Input &in : spec.inputs) input_order.push_back(in.name());
             start = std::chrono::steady_clock::now();
-            CudaKernelSources sources = print_cuda(*lowered);
+            CudaKernelSources sources =
+                print_cuda(*lowered, host_header_text(program, name, input_order, spec_description(spec_name)));
             lap("print_cuda");
             write_text_file(a.output_dir, name + ".h", sources.header);
             write_text_file(a.output_dir, name + ".cu", sources.kernel);
@@ -212,8 +217,6 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
             std::string name = default_name;
-            std::vector<std::string> input_order;
-            for (const Input &in : spec.inputs) input_order.push_back(in.name());
             if (backend == "cm") {
                 emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9());
                 std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "Explore.h"
+#include "exec/Progress.h"
 #include "pulse/pulse.h"
 
 namespace pulse {
@@ -24,7 +25,7 @@ struct DriverActions {
     std::string print_after;         ///< a kernel pass name, or "all"
     bool execute_kernel = false;     ///< run the kernel IR on the CPU against the reference
     std::vector<std::string> emit;   ///< backends to emit: cuda, cm, cm-emu
-    std::string output_dir = ".";
+    std::string output_dir;          ///< -o: where --emit writes (required with --emit)
     std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
     int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
     bool time_passes = false;        ///< --time-passes: each pass's time
@@ -37,6 +38,10 @@ const char *driver_usage_text();
 
 /// Parses flag argv[i] (advancing i past its value); false if it is not a driver flag.
 bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &actions);
+
+/// Progress of a CPU evaluation printed to stderr, once a second after the
+/// first second: "WHAT: 45% (3600000 of 8000000 UNITS, 2 s)".
+Progress progress_on_stderr(const std::string &what, const std::string &units);
 
 /// Runs the compiler actions; returns the process exit code.
 int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &actions, uint32_t seed);

@@ -1,6 +1,7 @@
 // The generator driver: every spec program shares this command line.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -34,9 +35,12 @@ const char *usage_text =
     "Runs a Pulse spec: uniform recurrence equations plus a space-time transform.\n"
     "\n"
     "options:\n"
-    "  -g SPEC             the spec to build, by name or unique suffix (`-g sbm` for conv1d_sbm);\n"
+    "  -g SPEC             the spec to build, by name, unique suffix (`-g sbm` for conv1d_sbm) or\n"
+    "                      unique start of a part of the name (`-g sb`);\n"
     "                      needed when the program registers several (see --list)\n"
-    "  --param NAME=VALUE  set an integer parameter of the spec (sizes, e.g. --param C=37)\n"
+    "  --param NAME=VALUE  set an integer parameter of the spec (sizes, e.g. --param C=37); each has a\n"
+    "                      default and a range, which --params lists\n"
+    "  --params            list the spec's parameters: name, default, range (and the value given)\n"
     "  --seed N            seed of the random inputs, in [0, 4294967295] (default 1)\n"
     "  --list              list the specs this program registers\n"
     "  -h, --help          print this help\n"
@@ -48,27 +52,43 @@ const char *usage_text =
 
 }  // namespace
 
-int64_t Params::get(const std::string &name, int64_t default_value) const {
-    read[name] = true;
+int64_t Params::get(const std::string &name, int64_t default_value, int64_t min, int64_t max) const {
+    auto known = std::find_if(declared.begin(), declared.end(), [&](const Declaration &d) { return d.name == name; });
+    if (known == declared.end()) {
+        if (min > max || default_value < min || default_value > max) {
+            compile_error("parameter ", name, ": the spec's default ", default_value, " lies outside its range [", min, ", ",
+                          max, "]; fix the spec's get call");
+        }
+        declared.push_back(Declaration{name, default_value, min, max});
+    }
     auto it = values.find(name);
-    return it == values.end() ? default_value : it->second;
+    if (it == values.end()) return default_value;
+    if (it->second < min || it->second > max) {
+        compile_error("--param ", name, "=", it->second, ": out of range; ", name, " must be in [", min, ", ", max,
+                      "] (default ", default_value, ")");
+    }
+    return it->second;
 }
 
-int Params::get_int(const std::string &name, int default_value) const {
-    const int64_t v = get(name, default_value);
-    if (v < INT_MIN || v > INT_MAX) {
-        compile_error("parameter ", name, " = ", v, " does not fit in int [", INT_MIN, ", ", INT_MAX,
-                      "]; give a value in that range");
-    }
-    return (int)v;
+int Params::get_int(const std::string &name, int default_value, int min, int max) const {
+    return (int)get(name, default_value, min, max);
 }
 
 std::vector<std::string> Params::unused() const {
     std::vector<std::string> names;
     for (const auto &v : values) {
-        if (!read.count(v.first)) names.push_back(v.first);
+        auto read = std::find_if(declared.begin(), declared.end(), [&](const Declaration &d) { return d.name == v.first; });
+        if (read == declared.end()) names.push_back(v.first);
     }
     return names;
+}
+
+std::string Params::describe() const {
+    std::string text;
+    for (const Declaration &d : declared) {
+        text += detail::str(text.empty() ? "" : ", ", d.name, " = ", d.default_value, " in [", d.min, ", ", d.max, "]");
+    }
+    return text.empty() ? "none" : text;
 }
 
 bool register_spec(const std::string &name, const std::string &description, SpecBuilder builder) {
@@ -84,31 +104,49 @@ std::vector<std::string> registered_specs() {
 }
 
 namespace {
-/// The registered name `name` refers to: itself, or the unique name ending in "_" + name.
+/// The registered name `name` refers to: itself; else the one name ending in
+/// "_" + name (`sbm` for conv1d_sbm); else the one name with a part, after
+/// the start or a "_", that begins with `name` (`sb`, `conv1d_s`).
 std::string resolve_spec_name(const std::string &name) {
     if (spec_registry().count(name)) return name;
-    std::string found;
-    int matches = 0;
-    for (const auto &e : spec_registry()) {
-        const std::string &n = e.first;
-        if (n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
-            n[n.size() - name.size() - 1] == '_') {
-            found = n;
-            matches++;
+    auto names_where = [](auto &&matches) {
+        std::vector<std::string> found;
+        for (const auto &e : spec_registry()) {
+            if (matches(e.first)) found.push_back(e.first);
         }
+        return found;
+    };
+    std::vector<std::string> matches = names_where([&](const std::string &n) {
+        return n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
+               n[n.size() - name.size() - 1] == '_';
+    });
+    if (matches.empty() && !name.empty()) {
+        matches = names_where([&](const std::string &n) {
+            for (size_t at = 0; at != std::string::npos; at = n.find('_', at + 1)) {
+                const size_t part = at == 0 && n[0] != '_' ? 0 : at + 1;
+                if (n.compare(part, name.size(), name) == 0) return true;
+            }
+            return false;
+        });
     }
-    if (matches != 1) {
-        std::string known;
-        for (const auto &e : spec_registry()) known += " " + e.first;
-        compile_error("no spec named '", name, "'", matches > 1 ? " (the name is ambiguous)" : "", "; this program has:", known);
+    if (matches.size() == 1) return matches[0];
+    auto list = [](const std::vector<std::string> &names) {
+        std::string text;
+        for (const std::string &n : names) text += " " + n;
+        return text;
+    };
+    if (matches.size() > 1) {
+        compile_error("-g ", name, " is ambiguous: it matches", list(matches), "; give more of the name");
     }
-    return found;
+    compile_error("no spec named '", name, "'; this program has:", list(registered_specs()));
 }
 }  // namespace
 
 Spec build_spec(const std::string &name, const Params &params) {
     return spec_registry().at(resolve_spec_name(name)).builder(params);
 }
+
+std::string spec_description(const std::string &name) { return spec_registry().at(resolve_spec_name(name)).description; }
 
 Buffers random_inputs(const ir::UreProgram &program, uint32_t seed) { return random_input_buffers(program, seed); }
 
@@ -127,7 +165,7 @@ int run_realize(const std::string &spec_name, const Spec &spec, uint32_t seed) {
     ir::UreProgram program = spec.output.lower();
     Buffers inputs = random_inputs(program, seed);
     auto start = std::chrono::steady_clock::now();
-    Buffers outputs = ir::realize(program, inputs);
+    Buffers outputs = ir::realize(program, inputs, progress_on_stderr(spec_name + ": --realize", "points"));
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << spec_name << ": reference realize on random inputs (seed " << seed << ")\n";
     for (const auto &o : outputs) {
@@ -230,6 +268,7 @@ int generator_main(int argc, char **argv) {
     Params params;
     uint32_t seed = 1;
     DriverActions actions;
+    bool list_params = false;
     try {
         try {
             for (int i = 1; i < argc; i++) {
@@ -246,6 +285,8 @@ int generator_main(int argc, char **argv) {
                 } else if (a == "--list") {
                     for (const auto &e : spec_registry()) std::cout << e.first << "  " << e.second.description << "\n";
                     return 0;
+                } else if (a == "--params") {
+                    list_params = true;
                 } else if (a == "-g") {
                     spec_name = value("-g");
                 } else if (a == "--param") {
@@ -264,7 +305,13 @@ int generator_main(int argc, char **argv) {
         } catch (const CompileError &e) {
             throw UsageError(e.what());  // a driver flag's value
         }
-        if (!actions.emit.empty()) check_output_directory(actions.output_dir);
+        if (!actions.emit.empty()) {
+            if (actions.output_dir.empty()) {
+                usage_error("--emit ", actions.emit.front(), " needs -o DIR, the directory to write the generated files into ",
+                            "(e.g. -o out; -o . for the current directory)");
+            }
+            check_output_directory(actions.output_dir);
+        }
         if (spec_name.empty()) {
             if (spec_registry().size() != 1) {
                 std::string known;
@@ -273,10 +320,26 @@ int generator_main(int argc, char **argv) {
             }
             spec_name = spec_registry().begin()->first;
         }
-        spec_name = resolve_spec_name(spec_name);
+        try {
+            spec_name = resolve_spec_name(spec_name);
+        } catch (const CompileError &e) {
+            throw UsageError(e.what());  // -g names no spec, or several
+        }
         Spec spec = build_spec(spec_name, params);
-        for (const std::string &u : params.unused()) compile_error("--param ", u, ": spec ", spec_name, " has no parameter ", u);
-        if (!actions.any() && !(actions.realize || actions.print_ir)) {
+        for (const std::string &u : params.unused()) {
+            usage_error("--param ", u, ": spec ", spec_name, " has no parameter ", u, "; its parameters: ", params.describe());
+        }
+        if (list_params) {
+            std::cout << spec_name << ": parameters (--param NAME=VALUE)\n";
+            if (params.declarations().empty()) std::cout << "  none\n";
+            for (const Params::Declaration &d : params.declarations()) {
+                std::cout << "  " << std::left << std::setw(8) << d.name << " default " << std::setw(6) << d.default_value
+                          << " range [" << d.min << ", " << d.max << "]";
+                if (int64_t v = params.get(d.name, d.default_value, d.min, d.max); v != d.default_value) std::cout << "  given " << v;
+                std::cout << "\n";
+            }
+        }
+        if (!list_params && !actions.any() && !(actions.realize || actions.print_ir)) {
             compile_error("nothing to do: give an action such as --realize; see --help");
         }
         if (actions.print_ir) ir::print(std::cout, spec.output.lower());

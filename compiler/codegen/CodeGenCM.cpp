@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -13,6 +14,9 @@
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
+
+// runtime/cm_emu/cm/cm.h as text (cmake/EmbedFile.cmake).
+extern const char *const pulse_cm_emulation_header_text;
 
 namespace pulse {
 
@@ -607,8 +611,8 @@ std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &nam
     out << "//\n// Buffers are dense, first dimension innermost: element (i0, i1, ..) of input x\n"
            "// is at (i1 - x_min1) * x_extent0 + (i0 - x_min0), the region the host computes\n"
            "// with "
-        << name << "_input_region; outputs likewise over the box their index spans\n"
-        << "// (" << name << "_output_region), with `instances` as the extent of loop '" << (k.runtime_loop >= 0 ? src.loops[k.runtime_loop].var : std::string("-")) << "'.\n"
+        << name << "_x_region; outputs likewise over the box their index spans\n"
+        << "// (" << name << "_OUTPUT_region), with `instances` as the extent of loop '" << (k.runtime_loop >= 0 ? src.loops[k.runtime_loop].var : std::string("-")) << "'.\n"
         << "// Lanes that must not touch memory use element offset " << kOutOfBounds << ": the buffer\n"
            "// surface's bounds check makes such a read return 0 and drops such a write.\n";
     out << "#include <cm/cm.h>\n#include <stdint.h>\n\n";
@@ -686,7 +690,7 @@ struct HostParts {
 HostParts host_parts(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order) {
     const ir::UreProgram &src = p.source;
     std::ostringstream s;
-    s << "    // Inputs: dense regions from " << name << "_input_region, random and never zero.\n";
+    s << "    // Inputs: dense regions from " << name << "_INPUT_region, random and never zero.\n";
     s << "    std::mt19937 rng(seed);\n";
     for (size_t k = 0; k < input_order.size(); k++) {
         const ir::InputDecl &d = src.input(input_order[k]);
@@ -694,15 +698,14 @@ HostParts host_parts(const sys::SystolicProgram &p, const std::string &name, con
         s << "    int64_t " << d.name << "_count = 1;\n";
         s << "    int64_t " << d.name << "_min[" << d.dimensions << "], " << d.name << "_extent[" << d.dimensions << "];\n";
         s << "    for (int d = 0; d < " << d.dimensions << "; d++) {\n";
-        s << "        " << name << "_input_region(" << k << ", d, instances, &" << d.name << "_min[d], &" << d.name << "_extent[d]);\n";
+        s << "        " << name << "_" << d.name << "_region(d, instances, &" << d.name << "_min[d], &" << d.name << "_extent[d]);\n";
         s << "        " << d.name << "_count *= " << d.name << "_extent[d];\n    }\n";
         s << "    std::vector<" << T << "> " << d.name << "(" << d.name << "_count);\n";
         s << "    for (auto &v : " << d.name << ") v = (" << T << ")random_nonzero(rng, " << (d.type.is_float() ? "true" : "false")
           << ");\n";
     }
-    s << "    // Outputs: dense regions from " << name << "_output_region, poisoned, so an element the kernel\n"
+    s << "    // Outputs: dense regions from " << name << "_OUTPUT_region, poisoned, so an element the kernel\n"
          "    // never writes is a mismatch.\n";
-    int o = 0;
     for (const ir::Ure &u : src.ures) {
         if (!u.is_output) continue;
         std::string T = c_type(u.type);
@@ -710,11 +713,10 @@ HostParts host_parts(const sys::SystolicProgram &p, const std::string &name, con
         s << "    int64_t " << u.name << "_count = 1;\n";
         s << "    int64_t " << u.name << "_min[" << dimensions << "], " << u.name << "_extent[" << dimensions << "];\n";
         s << "    for (int d = 0; d < " << dimensions << "; d++) {\n";
-        s << "        " << name << "_output_region(" << o << ", d, instances, &" << u.name << "_min[d], &" << u.name << "_extent[d]);\n";
+        s << "        " << name << "_" << u.name << "_region(d, instances, &" << u.name << "_min[d], &" << u.name << "_extent[d]);\n";
         s << "        " << u.name << "_count *= " << u.name << "_extent[d];\n    }\n";
         s << "    std::vector<" << T << "> " << u.name << "(" << u.name << "_count, poison<" << T << ">()), " << u.name << "_expected("
           << u.name << "_count, poison<" << T << ">());\n";
-        o++;
     }
     s << "    " << name << "_reference(";
     for (const std::string &in : input_order) s << in << ".data(), ";
@@ -940,6 +942,14 @@ void emit_cm_emulation(const sys::SystolicProgram &p, const std::string &name, c
                        const std::string &directory, const CmTarget &target) {
     emit_cm(p, name, input_order, directory, target);
     write_file(directory + "/" + name + "_emu.cpp", emit_cm_emulation_harness(p, name, input_order));
+    write_cm_emulation_header(directory);
+}
+
+std::string write_cm_emulation_header(const std::string &directory) {
+    const std::string include_dir = directory + "/cm_emu";
+    make_directory(include_dir + "/cm");
+    write_file(include_dir + "/cm/cm.h", pulse_cm_emulation_header_text);
+    return include_dir;
 }
 
 std::string host_cxx_compiler() {
@@ -951,7 +961,8 @@ std::string host_cxx_compiler() {
 std::string cm_emulation_compile_command(const std::string &source, const std::string &binary) {
     // -O1: the emulation's element loops need some optimisation to run fast,
     // and -O2 costs more compile time than it saves here.
-    return host_cxx_compiler() + " -std=c++17 -O1 -Wno-attributes -I '" PULSE_CM_EMU_INCLUDE_DIR "' '" + source + "' -o '" + binary +
+    const std::string include_dir = (std::filesystem::path(source).parent_path() / "cm_emu").string();
+    return host_cxx_compiler() + " -std=c++17 -O1 -Wno-attributes -I '" + include_dir + "' '" + source + "' -o '" + binary +
            "' 2>&1";
 }
 

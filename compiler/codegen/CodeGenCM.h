@@ -63,14 +63,21 @@ std::string emit_cm_emulation_harness(const sys::SystolicProgram &program, const
 void emit_cm(const sys::SystolicProgram &program, const std::string &name, const std::vector<std::string> &input_order,
              const std::string &directory, const CmTarget &target);
 
-/// emit_cm, plus NAME_emu.cpp.
+/// emit_cm, plus NAME_emu.cpp and the CM emulation it includes
+/// (write_cm_emulation_header), so the directory builds on its own.
 void emit_cm_emulation(const sys::SystolicProgram &program, const std::string &name,
                        const std::vector<std::string> &input_order, const std::string &directory, const CmTarget &target);
 
 /// The host C++ compiler: $CXX if set, else c++.
 std::string host_cxx_compiler();
 
-/// The command that compiles `source` against the CM emulation into `binary`.
+/// Writes Pulse's CPU emulation of CM (runtime/cm_emu/cm/cm.h, carried in the
+/// library) as DIRECTORY/cm_emu/cm/cm.h; returns DIRECTORY/cm_emu, the
+/// directory to add to the include path.
+std::string write_cm_emulation_header(const std::string &directory);
+
+/// The command that compiles `source` into `binary` against the CM emulation
+/// in the cm_emu folder beside `source` (write_cm_emulation_header).
 std::string cm_emulation_compile_command(const std::string &source, const std::string &binary);
 
 /// Runs a shell command; returns its exit status and fills `output` with its

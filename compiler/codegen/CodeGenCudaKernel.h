@@ -9,11 +9,14 @@
 #include <string>
 
 #include "ir/KernelIR.h"
+#include "ir/UreProgram.h"
 
 namespace pulse {
 
 struct CudaKernelSources {
-    std::string header;  ///< NAME.h: extern "C" cudaError_t NAME(pulse_buffer in..., pulse_buffer out..., cudaStream_t)
+    /// NAME.h: extern "C" cudaError_t NAME(pulse_buffer in..., pulse_buffer out..., cudaStream_t),
+    /// with HostHeaderText's statement and size queries
+    std::string header;
     std::string kernel;  ///< NAME.cu: the kernel and its host function
     /// NAME_check.cu: runs the kernel on random inputs against NAME_reference.h
     /// (emit_reference_cpp) at the spec's sizes and with every output extent
@@ -22,7 +25,20 @@ struct CudaKernelSources {
     std::string check;
 };
 
-CudaKernelSources print_cuda(const kir::Kernel &kernel);
+/// What NAME.h says beyond the kernel IR: what the kernel computes in plain
+/// words, and the size of its buffers.
+struct HostHeaderText {
+    std::string purpose;  ///< e.g. the spec's description: "1-D convolution, SBM: ..."
+    std::string buffers;  ///< describe_buffers: each buffer's role, type and size
+    std::string layout;   ///< emit_layout_functions: the size queries, named by buffer
+};
+
+/// The text for the kernel `name` of `program` (inputs in `input_order`):
+/// `purpose`, describe_buffers and emit_layout_functions.
+HostHeaderText host_header_text(const ir::UreProgram &program, const std::string &name,
+                                const std::vector<std::string> &input_order, const std::string &purpose);
+
+CudaKernelSources print_cuda(const kir::Kernel &kernel, const HostHeaderText &text = {});
 
 }  // namespace pulse
 

@@ -57,38 +57,12 @@ std::string dense_offset_text(const std::string &buffer, const std::vector<std::
     return s.empty() ? "0" : s;
 }
 
-std::string emit_layout_functions(const ir::UreProgram &p, const std::string &name,
-                                  const std::vector<std::string> &input_order, const std::string &q) {
-    const int runtime_loop = instances_loop(p);
-    std::ostringstream out;
-    // The box the affine forms span over the loops (the run-time loop's extent
-    // `instances`): the smallest and largest value of each, the least and the greatest.
-    auto region = [&](const std::vector<AffineForm> &forms) {
-        bool first = true;
-        for (const AffineForm &form : forms) {
-            std::string lo_text = bound_text(p, form, runtime_loop, false), hi_text = bound_text(p, form, runtime_loop, true);
-            if (first) {
-                out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
-            } else {
-                out << "        { int64_t v = " << lo_text << "; if (v < lo) lo = v; }\n";
-                out << "        { int64_t v = " << hi_text << "; if (v > hi) hi = v; }\n";
-            }
-            first = false;
-        }
-    };
-    out << "#ifndef " << guard_name(name) << "\n#define " << guard_name(name) << "\n";
-    out << "// Layout: every buffer is dense, first dimension innermost. Inputs cover the\n"
-           "// indices their reads take, outputs the indices they are written at; the\n"
-           "// extent of loop '"
-        << (runtime_loop >= 0 ? p.loops[runtime_loop].var : std::string("-")) << "' is `instances`.\n";
-    out << q << " int64_t " << name << "_default_instances() { return "
-        << (runtime_loop >= 0 ? p.loops[runtime_loop].extent : 1) << "; }\n";
-    out << q << " void " << name << "_input_region(int input, int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
-    out << "    int64_t lo = 0, hi = -1;\n";
-    for (size_t in = 0; in < input_order.size(); in++) {
-        const ir::InputDecl &decl = p.input(input_order[in]);
+std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &p, const std::vector<std::string> &input_order) {
+    std::vector<LayoutBuffer> buffers;
+    for (const std::string &in : input_order) {
+        const ir::InputDecl &decl = p.input(in);
+        LayoutBuffer b{decl.name, decl.type, false, {}};
         for (int d = 0; d < decl.dimensions; d++) {
-            out << "    if (input == " << in << " && dim == " << d << ") {  // " << decl.name << ", dimension " << d << "\n";
             std::vector<AffineForm> forms;
             for (const ir::InputAccess &a : p.input_accesses) {
                 if (a.input != decl.name) continue;
@@ -96,30 +70,111 @@ std::string emit_layout_functions(const ir::UreProgram &p, const std::string &na
                 if (!form) compile_error("input ", decl.name, " is read at a non-affine index ", ir::to_source(a.index[d]));
                 forms.push_back(*form);
             }
-            region(forms);
-            out << "    }\n";
+            b.dims.push_back(forms);
         }
+        buffers.push_back(b);
     }
-    out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
-    out << q << " void " << name << "_output_region(int output, int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
-    out << "    int64_t lo = 0, hi = -1;\n";
-    int o = 0;
     for (const ir::Ure *u : p.outputs()) {
-        std::vector<Expr> index = u->output_index();
-        for (size_t d = 0; d < index.size(); d++) {
-            auto form = to_affine(index[d], p.loops);
-            if (!form) compile_error("output ", u->name, " is written at a non-affine index ", ir::to_source(index[d]));
-            out << "    if (output == " << o << " && dim == " << d << ") {  // " << u->name << ", index " << ir::to_source(index[d])
-                << "\n";
-            region({*form});
+        LayoutBuffer b{u->name, u->type, true, {}};
+        for (const Expr &e : u->output_index()) {
+            auto form = to_affine(e, p.loops);
+            if (!form) compile_error("output ", u->name, " is written at a non-affine index ", ir::to_source(e));
+            b.dims.push_back({*form});
+        }
+        buffers.push_back(b);
+    }
+    return buffers;
+}
+
+std::pair<int64_t, int64_t> LayoutBuffer::range(const ir::UreProgram &p, size_t dim, int64_t instances) const {
+    std::vector<ir::Loop> loops = p.loops;
+    const int runtime_loop = instances_loop(p);
+    if (runtime_loop >= 0) loops[runtime_loop].extent = instances;
+    int64_t lo = 0, hi = -1;
+    bool first = true;
+    for (const AffineForm &f : dims[dim]) {
+        auto [l, h] = f.range(loops);
+        lo = first ? l : std::min(lo, l);
+        hi = first ? h : std::max(hi, h);
+        first = false;
+    }
+    return {lo, hi};
+}
+
+std::string describe_buffers(const ir::UreProgram &p, const std::string &name, const std::vector<std::string> &input_order) {
+    const int runtime_loop = instances_loop(p);
+    const int64_t instances = runtime_loop >= 0 ? p.loops[runtime_loop].extent : 1;
+    std::vector<LayoutBuffer> buffers = layout_buffers(p, input_order);
+    std::ostringstream out;
+    std::string inputs, outputs;
+    for (const LayoutBuffer &b : buffers) {
+        std::string &list = b.is_output ? outputs : inputs;
+        list += (list.empty() ? "" : ", ") + b.name;
+    }
+    out << "What it computes: " << outputs << " from " << inputs << " by the UREs below";
+    if (runtime_loop >= 0) {
+        out << ", one array instance per value of loop '" << p.loops[runtime_loop].var << "';\nthe output extents given at run "
+            << "time say how many instances run";
+    }
+    out << ".\nBuffers at the spec's sizes (" << instances << " instance" << (instances == 1 ? "" : "s")
+        << "), dense, first dimension innermost:\n";
+    for (const LayoutBuffer &b : buffers) {
+        int64_t elements = 1;
+        std::string box;
+        for (size_t d = 0; d < b.dims.size(); d++) {
+            auto [lo, hi] = b.range(p, d, instances);
+            elements *= hi - lo + 1;
+            box += (d ? " x [" : "[") + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+        }
+        out << "  " << b.name << ": " << (b.is_output ? "output" : "input") << ", " << c_type(b.type) << ", " << elements
+            << " elements, indices " << box << "\n";
+    }
+    out << "For another number of instances, " << name << "_BUFFER_region(dim, instances, &min, &extent)\nand " << name
+        << "_BUFFER_elements(instances) below give each buffer's indices and size.\n";
+    return out.str();
+}
+
+std::string emit_layout_functions(const ir::UreProgram &p, const std::string &name,
+                                  const std::vector<std::string> &input_order, const std::string &q) {
+    const int runtime_loop = instances_loop(p);
+    std::ostringstream out;
+    out << "#ifndef " << guard_name(name) << "\n#define " << guard_name(name) << "\n";
+    out << "// Layout: every buffer is dense, first dimension innermost. Inputs cover the\n"
+           "// indices their reads take, outputs the indices they are written at; the\n"
+           "// extent of loop '"
+        << (runtime_loop >= 0 ? p.loops[runtime_loop].var : std::string("-")) << "' is `instances`.\n";
+    out << q << " int64_t " << name << "_default_instances(void) { return "
+        << (runtime_loop >= 0 ? p.loops[runtime_loop].extent : 1) << "; }\n";
+    for (const LayoutBuffer &b : layout_buffers(p, input_order)) {
+        // The box the affine forms span over the loops: the least of their
+        // smallest values, the greatest of their largest.
+        out << "// " << (b.is_output ? "output " : "input ") << b.name << ": indices [*min, *min + *extent) in dimension `dim`\n";
+        out << q << " void " << name << "_" << b.name << "_region(int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
+        out << "    int64_t lo = 0, hi = -1;\n";
+        for (size_t d = 0; d < b.dims.size(); d++) {
+            out << "    if (dim == " << d << ") {\n";
+            bool first = true;
+            for (const AffineForm &form : b.dims[d]) {
+                std::string lo_text = bound_text(p, form, runtime_loop, false), hi_text = bound_text(p, form, runtime_loop, true);
+                if (first) {
+                    out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
+                } else {
+                    out << "        { int64_t v = " << lo_text << "; if (v < lo) lo = v; }\n";
+                    out << "        { int64_t v = " << hi_text << "; if (v > hi) hi = v; }\n";
+                }
+                first = false;
+            }
             out << "    }\n";
         }
-        o++;
+        out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
+        out << "// " << b.name << ": its number of elements\n";
+        out << q << " int64_t " << name << "_" << b.name << "_elements(int64_t instances) {\n";
+        out << "    int64_t count = 1, min, extent;\n";
+        out << "    for (int d = 0; d < " << b.dims.size() << "; d++) {\n";
+        out << "        " << name << "_" << b.name << "_region(d, instances, &min, &extent);\n";
+        out << "        count *= extent;\n    }\n    return count;\n}\n";
     }
-    out << "    (void)instances;\n    *min = lo;\n    *extent = hi - lo + 1;\n}\n";
-    out << q << " int64_t " << name << "_output_extent(int output, int dim, int64_t instances) {\n";
-    out << "    int64_t min, extent;\n    " << name << "_output_region(output, dim, instances, &min, &extent);\n";
-    out << "    return extent;\n}\n#endif  // " << guard_name(name) << "\n";
+    out << "#endif  // " << guard_name(name) << "\n";
     return out.str();
 }
 
@@ -189,16 +244,13 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
     }
     out << "int64_t instances) {\n";
     // Each buffer's box: BUFFER_min<d>, BUFFER_extent<d>.
-    auto declare_region = [&](const std::string &buffer, const std::string &what, size_t k, size_t dimensions) {
-        for (size_t dim = 0; dim < dimensions; dim++) {
-            out << "    int64_t " << buffer << "_min" << dim << ", " << buffer << "_extent" << dim << ";\n";
-            out << "    " << name << "_" << what << "_region(" << k << ", " << dim << ", instances, &" << buffer << "_min" << dim
-                << ", &" << buffer << "_extent" << dim << ");\n";
+    for (const LayoutBuffer &b : layout_buffers(p, input_order)) {
+        for (size_t dim = 0; dim < b.dims.size(); dim++) {
+            out << "    int64_t " << b.name << "_min" << dim << ", " << b.name << "_extent" << dim << ";\n";
+            out << "    " << name << "_" << b.name << "_region(" << dim << ", instances, &" << b.name << "_min" << dim << ", &"
+                << b.name << "_extent" << dim << ");\n";
         }
-    };
-    for (size_t k = 0; k < input_order.size(); k++) declare_region(input_order[k], "input", k, p.input(input_order[k]).dimensions);
-    std::vector<const ir::Ure *> outputs = p.outputs();
-    for (size_t k = 0; k < outputs.size(); k++) declare_region(outputs[k]->name, "output", k, outputs[k]->output_index().size());
+    }
     for (const ir::Ure &u : p.ures) {
         if (!u.is_output) out << "    std::vector<" << c_type(u.type) << "> " << u.name << "_values(" << points << ");\n";
     }

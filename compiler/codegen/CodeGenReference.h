@@ -7,18 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "ir/Affine.h"
 #include "ir/UreProgram.h"
 
 namespace pulse {
 
 /// C++ source defining
 ///   void NAME_reference(const T *in_0, ..., T *out_0, ..., int64_t instances);
-///   // region of input `input` (input_order index) in dimension `dim`:
-///   void NAME_input_region(int input, int dim, int64_t instances, int64_t *min, int64_t *extent);
-///   // region of output `output` (merge order) in dimension `dim`, and its extent:
-///   void NAME_output_region(int output, int dim, int64_t instances, int64_t *min, int64_t *extent);
-///   int64_t NAME_output_extent(int output, int dim, int64_t instances);
-///   int64_t NAME_default_instances();   // the extent the spec gave
+/// and the layout functions (emit_layout_functions).
 /// Inputs are dense arrays (first dimension innermost) covering the regions of
 /// infer_input_regions, element (i0, i1, ..) at ((i1 - min1) * extent0 + (i0 - min0));
 /// outputs likewise over the box their index spans (ir::Ure::output_index():
@@ -38,13 +34,34 @@ std::string emit_reference_cpp(const ir::UreProgram &program, const std::string 
 /// transform); -1 if the transform maps every loop (then instances must be 1).
 int instances_loop(const ir::UreProgram &program);
 
-/// Just the layout functions (NAME_input_region, NAME_output_region,
-/// NAME_output_extent, NAME_default_instances), guarded so that several
-/// generated files defining them can be included together. `qualifier` prefixes each function (e.g.
-/// "static inline" or "__host__ __device__ inline"). Kernels index inputs and
-/// outputs with the same layout.
+/// One buffer of the layout: an input (in input order) or an output (in merge
+/// order), with the affine indices that span each dimension.
+struct LayoutBuffer {
+    std::string name;
+    Halide::Type type;
+    bool is_output;
+    std::vector<std::vector<AffineForm>> dims;  ///< per dimension: the reads (or the write) that span it
+    /// [min, max] of dimension `dim` with `instances` array instances.
+    std::pair<int64_t, int64_t> range(const ir::UreProgram &program, size_t dim, int64_t instances) const;
+};
+std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &program, const std::vector<std::string> &input_order);
+
+/// The layout functions, C as well as C++, named by buffer:
+///   int64_t NAME_default_instances(void);   // the extent the spec gave
+///   void NAME_BUFFER_region(int dim, int64_t instances, int64_t *min, int64_t *extent);
+///   int64_t NAME_BUFFER_elements(int64_t instances);
+/// for every input and output, guarded so that several generated files
+/// defining them can be included together. `qualifier` prefixes each function
+/// (e.g. "static inline"). Kernels index inputs and outputs with this layout.
 std::string emit_layout_functions(const ir::UreProgram &program, const std::string &name,
                                   const std::vector<std::string> &input_order, const std::string &qualifier);
+
+/// Plain words on the buffers of a generated kernel, for the comment of its
+/// host header: each buffer's role, type, element count and index range at the
+/// spec's sizes (NAME_default_instances), one line each, and how to size them
+/// for another number of instances.
+std::string describe_buffers(const ir::UreProgram &program, const std::string &name,
+                             const std::vector<std::string> &input_order);
 
 /// The offset of element `index` (printed coordinates, first dimension
 /// innermost) in a dense box whose minima and extents are the variables

@@ -56,7 +56,7 @@ public:
         for (const Ure &u : p.ures) compiled.push_back(compile(u));
     }
 
-    Buffers run() {
+    Buffers run(const Progress &progress) {
         const size_t n = program.loops.size();
         std::vector<int64_t> coords(n), first(n), last(n);
         for (size_t i = 0; i < n; i++) {
@@ -99,6 +99,7 @@ public:
         }
         std::vector<int> out_coords;
         for (int64_t count = 0; count < total; count++) {
+            if (progress && count % 65536 == 0) progress(count, total);
             int64_t index = 0;
             for (size_t i = 0; i < n; i++) index += (coords[i] - program.loops[i].min) * strides[i];
             state.point_index = index;
@@ -286,9 +287,9 @@ private:
 
 }  // namespace
 
-Buffers realize(const UreProgram &program, const Buffers &inputs) {
+Buffers realize(const UreProgram &program, const Buffers &inputs, const Progress &progress) {
     check_enumerable(program, "--realize");
-    return Evaluator(program, inputs).run();
+    return Evaluator(program, inputs).run(progress);
 }
 
 }  // namespace ir

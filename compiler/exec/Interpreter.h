@@ -2,6 +2,7 @@
 #ifndef PULSE_INTERPRETER_H
 #define PULSE_INTERPRETER_H
 
+#include "exec/Progress.h"
 #include "ir/UreProgram.h"
 
 namespace pulse {
@@ -14,8 +15,8 @@ namespace ir {
 /// Throws EvaluationError naming the URE and the point when a URE reads a value
 /// its select left undefined, a point outside the domain, a value the order has
 /// not computed yet, or an input outside its buffer; when an output element is
-/// written twice or never.
-Buffers realize(const UreProgram &program, const Buffers &inputs);
+/// written twice or never. `progress`, if given, hears the points done so far.
+Buffers realize(const UreProgram &program, const Buffers &inputs, const Progress &progress = {});
 
 /// Prints a point as `(c=3, q=0)`, outermost loop first.
 std::string point_text(const UreProgram &program, const int64_t *coords);

@@ -78,7 +78,7 @@ class Executor {
 public:
     Executor(const kir::Kernel &k, Buffers &b) : kernel(k), buffers(b) {}
 
-    void run() {
+    void run(const Progress &progress) {
         for (const kir::BufferArg &arg : kernel.buffers) {
             auto it = buffers.find(arg.name);
             if (it == buffers.end()) evaluation_error("kernel ", kernel.name, ": no buffer given for ", arg.name);
@@ -106,6 +106,7 @@ public:
         push(kir::lane_var, lanes);
         Value warps = eval(kernel.warp_count(), 0);
         for (int64_t w = 0; w < warps.i; w++) {
+            if (progress) progress(w, warps.i);
             bind_uniform("warp.index", Int(64), w);
             exec(kernel.body, all);
             pop("warp.index");
@@ -452,19 +453,20 @@ private:
 
 }  // namespace
 
-void execute_kernel(const kir::Kernel &kernel, Buffers &buffers) {
-    kir::on_large_stack([&] { Executor(kernel, buffers).run(); });
+void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress &progress) {
+    kir::on_large_stack([&] { Executor(kernel, buffers).run(progress); });
 }
 
-std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed) {
+std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed,
+                                      const Progress &reference_progress, const Progress &kernel_progress) {
     Buffers actual = random_input_buffers(program, seed);
-    Buffers expected = ir::realize(program, actual);
+    Buffers expected = ir::realize(program, actual, reference_progress);
     for (const auto &[name, buffer] : expected) {
         Buffer<> out = buffer.copy();
         poison(out);
         actual[name] = out;
     }
-    execute_kernel(kernel, actual);
+    execute_kernel(kernel, actual, kernel_progress);
     Buffers outputs;
     for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
     return compare_outputs(expected, outputs);

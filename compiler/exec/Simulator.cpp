@@ -74,13 +74,18 @@ public:
         for (const sys::Variable &v : p.variables) history.emplace_back((size_t)(p.pe_count * (v.history + 1)), 0.0);
     }
 
-    Buffers run() {
+    Buffers run(const Progress &progress) {
         make_outputs();
         // An odometer over the instance loops, innermost fastest.
         std::vector<int64_t> inst(p.instance_loops.size());
-        for (size_t i = 0; i < inst.size(); i++) inst[i] = p.instance_loops[i].min;
+        int64_t instances = 1, done = 0;
+        for (size_t i = 0; i < inst.size(); i++) {
+            inst[i] = p.instance_loops[i].min;
+            instances *= p.instance_loops[i].extent;
+        }
         while (true) {
             for (size_t i = 0; i < inst.size(); i++) coords[instance_base + i] = inst[i];
+            if (progress) progress(done++, instances);
             run_instance();
             size_t i = 0;
             for (; i < inst.size(); i++) {
@@ -314,9 +319,9 @@ private:
 
 }  // namespace
 
-Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs) {
+Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs, const Progress &progress) {
     check_enumerable(program.source, "--simulate");
-    return ArraySimulator(program, inputs).run();
+    return ArraySimulator(program, inputs).run(progress);
 }
 
 std::string compare_outputs(const Buffers &expected, const Buffers &actual, double tolerance) {

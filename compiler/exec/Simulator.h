@@ -3,12 +3,14 @@
 #ifndef PULSE_SIMULATOR_H
 #define PULSE_SIMULATOR_H
 
+#include "exec/Progress.h"
 #include "ir/SystolicProgram.h"
 
 namespace pulse {
 
 /// Runs every array instance on the CPU and returns each output's buffer.
-Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs);
+/// `progress`, if given, hears the array instances done so far.
+Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs, const Progress &progress = {});
 
 /// Compares two sets of output buffers; returns "" if equal within a relative
 /// tolerance (float types) or exactly (integers), else the first mismatch.

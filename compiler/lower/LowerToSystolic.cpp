@@ -112,7 +112,7 @@ std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, const std::
 }
 
 /// The dataflow class of a variable from the taps at which it reads itself
-/// (DESIGN.md §2) and, for a carrier loaded from an input, that input's index.
+/// (docs/glossary.md) and, for a carrier loaded from an input, that input's index.
 sys::Dataflow classify(const sys::Variable &v, const std::vector<sys::Tap> &self_taps, const sys::SystolicProgram &p) {
     if (v.is_partial_sum) {
         for (const sys::Tap &t : self_taps) {

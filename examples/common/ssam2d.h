@@ -31,12 +31,12 @@ inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, 
                           std::vector<pulse::Input> inputs,
                           const std::function<pulse::Expr(const Ssam2dLoops &, pulse::Func &)> &weight) {
     using namespace pulse;
-    const int PE = params.get_int("PE", 32);
+    const int PE = params.get_int("PE", 32, K, 4096);
     const int C = PE - K + 1;                   // output columns per warp
-    const int RT = params.get_int("RT", 8);     // output rows per block of a warp (unrolled)
-    const int S = params.get_int("S", 1);       // row blocks per warp, in sequence
-    const int R = params.get_int("R", 2 * RT);  // output rows (generation-time default; a run-time size)
-    const int B = params.get_int("B", 2);       // column blocks (likewise)
+    const int RT = params.get_int("RT", 8, 1, 64);     // output rows per block of a warp (unrolled)
+    const int S = params.get_int("S", 1, 1, 1024);       // row blocks per warp, in sequence
+    const int R = params.get_int("R", 2 * RT, 1, 1 << 20);  // output rows (generation-time default; a run-time size)
+    const int B = params.get_int("B", 2, 1, 1 << 20);       // column blocks (likewise)
     Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), rog("rog"), ros("ros"), s("s"), t("t");
     std::vector<Var> loops{c, p, q, r, b};
     Func X(type, loops, Place::Device, "X"), W(type, loops, Place::Device, "W"), Z(type, loops, Place::Device, "Z"),

@@ -16,15 +16,17 @@ namespace {
 enum class Design { SBM, BSM, FSM, BFS, FFS, FBS, FBS2 };
 
 Spec conv1d(Design design, const Params &params) {
-    const int C = params.get_int("C", 16);  // outputs per array (PEs for c-space designs)
-    const int Q = params.get_int("Q", 5);   // filter taps
-    const int B = params.get_int("B", 4);   // arrays
+    const int C = params.get_int("C", 16, 1, 4096);  // outputs per array (PEs for c-space designs)
+    const int Q = params.get_int("Q", 5, 1, 1024);   // filter taps
+    const int B = params.get_int("B", 4, 1, 1 << 30);   // arrays
     const int stride = design == Design::FBS2 ? 2 : 1;
     Var c("c"), q("q"), b("b"), s("s"), t("t");
     Input x(Float(32), 1, "x"), w(Float(32), 1, "w");
     Func X(Float(32), {c, q, b}, Place::Device, "X"), W(Float(32), {c, q, b}, Place::Device, "W"),
         Z(Float(32), {c, q, b}, Place::Device, "Z"), Out(Place::Device, "Out");
-    Expr n = b * (C * stride) + c * stride + q;  // input index read at (c, q, b)
+    // The input index read at (c, q, b); with stride 1 written as the README's
+    // tour writes SBM, so the two give the same kernel text.
+    Expr n = stride == 1 ? b * C + c + q : b * (C * stride) + c * stride + q;
     switch (design) {
     case Design::SBM:
     case Design::BSM:
@@ -57,7 +59,7 @@ Spec conv1d(Design design, const Params &params) {
     X.merge_ures(W, Z, Out).set_bounds(c, 0, C, q, 0, Q, b, 0, B);
     // Arrays per warp: T unrolled side by side (tile), S walked in sequence
     // (split); more work per warp amortizes its setup.
-    const int T = params.get_int("T", 1), S = params.get_int("S", 1);
+    const int T = params.get_int("T", 1, 1, 64), S = params.get_int("S", 1, 1, 1024);
     Var bo("bo"), bi("bi"), bg("bg"), bs("bs");
     Var outer = b;
     if (T > 1) {

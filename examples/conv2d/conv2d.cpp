@@ -15,11 +15,11 @@ using namespace pulse;
 namespace {
 
 Spec conv2d_sbm(const Params &params) {
-    const int C = params.get_int("C", 12);  // output columns per array
-    const int P = params.get_int("P", 3);   // filter rows
-    const int Q = params.get_int("Q", 3);   // filter columns
-    const int R = params.get_int("R", 4);   // output rows
-    const int B = params.get_int("B", 2);   // column blocks
+    const int C = params.get_int("C", 12, 1, 4096);  // output columns per array
+    const int P = params.get_int("P", 3, 1, 1024);   // filter rows
+    const int Q = params.get_int("Q", 3, 1, 1024);   // filter columns
+    const int R = params.get_int("R", 4, 1, 1 << 20);   // output rows
+    const int B = params.get_int("B", 2, 1, 1 << 20);   // column blocks
     Var c("c"), p("p"), q("q"), r("r"), b("b"), s("s"), t("t");
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     std::vector<Var> loops{c, p, q, r, b};
@@ -47,7 +47,7 @@ namespace {
 // design (examples/common/ssam2d.h): the filter w is broadcast along the array
 // (in place on every lane; the kernel passes move it to constant memory).
 Spec conv2d_ssam(const Params &params) {
-    const int K = params.get_int("K", 3);  // filter size (K x K)
+    const int K = params.get_int("K", 3, 1, 64);  // filter size (K x K)
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     return pulse_examples::ssam2d(params, Float(32), K, x, {x, w}, [&](const pulse_examples::Ssam2dLoops &l, Func &W) {
         return select(l.c == 0, w(l.q, l.p), W(l.c - 1, l.p, l.q, l.r, l.b));
@@ -66,11 +66,11 @@ namespace {
 // tiled by RT as in SSAM's design; PE outputs columns per warp (PE > 32 runs
 // several PEs per lane, whose reads of neighbouring columns coincide).
 Spec conv2d_os(const Params &params) {
-    const int K = params.get_int("K", 3);
-    const int PE = params.get_int("PE", 64);
-    const int RT = params.get_int("RT", 4);
-    const int R = params.get_int("R", 2 * RT);
-    const int B = params.get_int("B", 2);
+    const int K = params.get_int("K", 3, 1, 64);
+    const int PE = params.get_int("PE", 64, 1, 4096);  // output columns per warp
+    const int RT = params.get_int("RT", 4, 1, 64);     // output rows per warp (unrolled)
+    const int R = params.get_int("R", 2 * RT, 1, 1 << 20);
+    const int B = params.get_int("B", 2, 1, 1 << 20);
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     Var c("c"), p("p"), q("q"), r("r"), b("b"), ro("ro"), ri("ri"), s("s"), t("t");
     std::vector<Var> loops{c, p, q, r, b};

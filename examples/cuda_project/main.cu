@@ -5,15 +5,16 @@
 #include <vector>
 
 #include "conv1d_sbm.h"
-#include "pulse_cuda.h"
+#include <pulse/pulse_cuda.h>
 
 int main() {
     try {
         // Each array instance (one warp) produces the outputs of one 28-sample
-        // block; the output extents are the problem size.
-        const int64_t C = 28, Q = 5, instances = 1 << 15;
-        const int64_t n = C * instances;   // Out(b * C + c): the flat signal
-        const int64_t nx = n + Q - 1;      // x: what those outputs read
+        // block; the output extents are the problem size. The generated header
+        // sizes each buffer by name for a number of instances.
+        const int64_t Q = 5, instances = 1 << 15;
+        const int64_t n = conv1d_sbm_Out_elements(instances);  // Out(b * C + c): the flat signal
+        const int64_t nx = conv1d_sbm_x_elements(instances);   // x: what those outputs read (n + Q - 1)
         std::vector<float> x(nx), w(Q);
         for (int64_t i = 0; i < nx; i++) x[i] = std::sin(0.001f * i);
         for (int64_t q = 0; q < Q; q++) w[q] = 1.0f / (q + 1);

@@ -9,9 +9,9 @@ using namespace pulse;
 namespace {
 
 Spec fir_stride2(const Params &params) {
-    const int C = params.get_int("C", 16);  // outputs per array
-    const int K = params.get_int("K", 7);   // taps
-    const int B = params.get_int("B", 3);   // arrays
+    const int C = params.get_int("C", 16, 1, 4096);  // outputs per array
+    const int K = params.get_int("K", 7, 1, 1024);   // taps
+    const int B = params.get_int("B", 3, 1, 1 << 30);   // arrays
     Var c("c"), k("k"), b("b"), s("s"), t("t");
     Input x(Float(32), 1, "x"), h(Float(32), 1, "h");
     Func H(Float(32), {c, k, b}, Place::Device, "H"), Y(Float(32), {c, k, b}, Place::Device, "Y"),

@@ -10,10 +10,10 @@ using namespace pulse;
 namespace {
 
 Spec matmul(const Params &params) {
-    const int I = params.get_int("I", 8);   // rows of the product (PEs)
-    const int J = params.get_int("J", 6);   // columns of the product
-    const int K = params.get_int("K", 5);   // reduction length
-    const int N = params.get_int("N", 2);   // independent products
+    const int I = params.get_int("I", 8, 1, 4096);   // rows of the product (PEs)
+    const int J = params.get_int("J", 6, 1, 1 << 20);   // columns of the product
+    const int K = params.get_int("K", 5, 1, 1 << 20);   // reduction length
+    const int N = params.get_int("N", 2, 1, 1 << 20);   // independent products
     Var k("k"), j("j"), i("i"), n("n"), s("s"), t("t");
     Input a(Float(32), 3, "a"), bm(Float(32), 3, "bm");
     std::vector<Var> loops{k, j, i, n};

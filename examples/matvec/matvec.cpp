@@ -8,9 +8,9 @@ using namespace pulse;
 namespace {
 
 Spec matvec(const Params &params) {
-    const int I = params.get_int("I", 16);  // rows per array (PEs)
-    const int J = params.get_int("J", 9);   // columns
-    const int N = params.get_int("N", 3);   // row blocks
+    const int I = params.get_int("I", 16, 1, 4096);  // rows per array (PEs)
+    const int J = params.get_int("J", 9, 1, 1 << 20);   // columns
+    const int N = params.get_int("N", 3, 1, 1 << 20);   // row blocks
     Var j("j"), i("i"), n("n"), s("s"), t("t");
     Input a(Float(32), 2, "a"), v(Float(32), 1, "v");
     Func V(Float(32), {j, i, n}, Place::Device, "V"), Z(Float(32), {j, i, n}, Place::Device, "Z"),

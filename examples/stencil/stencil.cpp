@@ -29,7 +29,7 @@ struct Point {
 };
 
 Spec stencil2d(const Params &params, int radius, const std::vector<Point> &points) {
-    const Type T = params.get_int("F64", 0) ? Float(64) : Float(32);
+    const Type T = params.get_int("F64", 0, 0, 1) ? Float(64) : Float(32);
     Input u(T, 2, "u");
     return pulse_examples::ssam2d(params, T, 2 * radius + 1, u, {u}, [&](const pulse_examples::Ssam2dLoops &l, Func &) {
         // The coefficient of window point (q, p) = (dx + radius, dy + radius); zero off the shape.

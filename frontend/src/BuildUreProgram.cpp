@@ -55,8 +55,16 @@ ir::UreProgram Func::lower() const {
     ir::UreProgram p;
     p.name = owner.name;
     if (!owner.declared) {
-        compile_error(owner.name, " owns a loop nest but has no declared arguments: the first Func of merge_ures must "
-                                  "be a recurrence Func(type, {args...}, place)");
+        // An output owns a nest only alone (Func::merge_ures refuses it as
+        // owner): it was left out of the merge_ures call.
+        CollectUses uses;
+        owner.value.accept(&uses);
+        std::set<std::string> callees(uses.callees.begin(), uses.callees.end());
+        std::string reads;
+        for (const std::string &c : callees) reads += (reads.empty() ? "" : ", ") + c;
+        compile_error("output ", owner.name, " is not merged into a loop nest", reads.empty() ? "" : " (it reads " + reads + ")",
+                      ": add it to the merge_ures call of the nest that computes it, after the Funcs it reads, e.g. ",
+                      "X.merge_ures(W, Z, ", owner.name, ")");
     }
     // Loops: the owner's arguments, each bounded.
     for (const std::string &v : owner.args) {

@@ -247,8 +247,9 @@ std::shared_ptr<UreGroup> Func::group() const { return func->group; }
 Func &Func::merge_ures(const std::vector<Func> &others) {
     UreGroup &g = *group();
     if (!func->declared) {
-        compile_error(name(), ".merge_ures: the Func that owns the loop nest must be a recurrence Func with declared "
-                              "type and arguments");
+        compile_error(name(), ".merge_ures: ", name(), " is an output, which cannot own a loop nest: call merge_ures ",
+                      "on the first recurrence Func (declared with a type and arguments) and list ", name(),
+                      " among its arguments, e.g. X.merge_ures(W, Z, ", name(), ")");
     }
     for (const Func &o : others) {
         auto &of = o.func;

@@ -10,6 +10,8 @@
 
 #include <Halide.h>
 
+#include <climits>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -228,21 +230,34 @@ private:
 // ---- generators ----
 
 /// Integer parameters of a spec, set on the command line with `--param NAME=VALUE`.
+/// A spec reads each with a default and the range it accepts,
+/// `params.get_int("C", 16, 1, 4096)`; `--params` lists them so, and a value
+/// outside its range is an error naming the range (never a truncation).
 class Params {
 public:
-    /// The value of parameter `name`, or `default_value` if it was not set.
-    int64_t get(const std::string &name, int64_t default_value) const;
-    /// The value of parameter `name` as an int (sizes a spec keeps in int), or
-    /// `default_value`. Throws CompileError naming the parameter, its value and
-    /// int's range if the value does not fit in int: never truncates.
-    int get_int(const std::string &name, int default_value) const;
+    /// A parameter as the spec read it: its default and its range.
+    struct Declaration {
+        std::string name;
+        int64_t default_value, min, max;
+    };
+
+    /// The value of parameter `name` in [min, max], or `default_value` if it
+    /// was not set. Throws CompileError naming the parameter, its value and the
+    /// range if the value lies outside.
+    int64_t get(const std::string &name, int64_t default_value, int64_t min = INT64_MIN, int64_t max = INT64_MAX) const;
+    /// get() for sizes a spec keeps in int: the range is at most int's.
+    int get_int(const std::string &name, int default_value, int min = INT_MIN, int max = INT_MAX) const;
     void set(const std::string &name, int64_t value) { values[name] = value; }
     /// Names that were set but never read by the spec (reported as errors).
     std::vector<std::string> unused() const;
+    /// The parameters the spec read, in the order it first read them.
+    const std::vector<Declaration> &declarations() const { return declared; }
+    /// "C = 16 in [1, 4096], Q = 5 in [1, 64]": the declarations, for messages.
+    std::string describe() const;
 
 private:
     std::map<std::string, int64_t> values;
-    mutable std::map<std::string, bool> read;
+    mutable std::vector<Declaration> declared;
 };
 
 /// What a spec builder returns: the output Func, the inputs in argument order.
@@ -255,8 +270,10 @@ using SpecBuilder = std::function<Spec(const Params &)>;
 
 /// Registers a spec under `name` (usually through PULSE_REGISTER_SPEC).
 bool register_spec(const std::string &name, const std::string &description, SpecBuilder builder);
-/// Builds a registered spec.
+/// Builds a registered spec (by its name or a unique suffix, see --help).
 Spec build_spec(const std::string &name, const Params &params = Params());
+/// The description a spec was registered with.
+std::string spec_description(const std::string &name);
 /// The names of all registered specs.
 std::vector<std::string> registered_specs();
 
@@ -271,7 +288,9 @@ Buffers random_inputs(const ir::UreProgram &program, uint32_t seed);
 #define PULSE_CONCAT_IMPL(a, b) a##b
 #define PULSE_CONCAT(a, b) PULSE_CONCAT_IMPL(a, b)
 /// Registers a spec builder: PULSE_REGISTER_SPEC("conv1d_sbm", "1-D convolution, SBM", builder).
-#define PULSE_REGISTER_SPEC(NAME, DESCRIPTION, BUILDER) \
-    static const bool PULSE_CONCAT(pulse_spec_registered_, __LINE__) = ::pulse::register_spec(NAME, DESCRIPTION, BUILDER)
+/// The builder is the rest of the arguments, so a lambda whose body holds a
+/// comma (`int a = 1, b = 2;`) needs no parentheses around it.
+#define PULSE_REGISTER_SPEC(NAME, DESCRIPTION, ...) \
+    static const bool PULSE_CONCAT(pulse_spec_registered_, __LINE__) = ::pulse::register_spec(NAME, DESCRIPTION, __VA_ARGS__)
 
 #endif
