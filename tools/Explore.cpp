@@ -302,7 +302,7 @@ std::string ExploredDesign::matrix_text() const {
 
 const char *explore_usage_text() {
     return "  --explore           search transforms and propagations of the spec's UREs; writes designs.csv,\n"
-           "                      designs.json and pareto.csv into the -o directory (docs/explore.md)\n"
+           "                      designs.json and pareto.csv into the -o directory (docs/exploration.md)\n"
            "  --range MIN:MAX     matrix entries the explorer tries (default -1:2)\n"
            "  --space-rows N      space rows of the explored matrices (default 1: a linear array)\n"
            "  --fix-row R=a,b,..  hold matrix row R (0-based; the time row is the last) at these entries\n"

@@ -3,7 +3,7 @@
 // (read in place, or forwarded along a uniform direction by a generated copy
 // chain) and every direction its reductions can accumulate in; each candidate
 // validated, the valid ones measured (analyze_design) and ranked by a cost
-// model. docs/explore.md describes it.
+// model. docs/exploration.md describes it.
 #ifndef PULSE_EXPLORE_H
 #define PULSE_EXPLORE_H
 
