@@ -19,149 +19,15 @@
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "exec/Simulator.h"
+#include "BruteForce.h"
 #include "TestUtil.h"
 #include "analysis/Validate.h"
 
 using namespace pulse;
 using Catch::Contains;
-using pulse::test::params;
+using namespace pulse::test;
 
 namespace {
-
-/// What brute force (or the validator) says about one transform.
-enum class Verdict { Accept, CrossesInstances, Processor, Data };
-
-const char *verdict_name(Verdict v) {
-    switch (v) {
-    case Verdict::Accept: return "accept";
-    case Verdict::CrossesInstances: return "crosses array instances";
-    case Verdict::Processor: return "processor availability";
-    case Verdict::Data: return "data availability";
-    }
-    return "?";
-}
-
-/// Brute-force facts about one dependence.
-struct BruteDependence {
-    bool taken = false;
-    int64_t dp = 0, dt = 0;
-};
-
-struct BruteResult {
-    Verdict verdict = Verdict::Accept;
-    const ir::Dependence *culprit = nullptr;  ///< the dependence rejected by the instance or data check
-    std::vector<BruteDependence> dependences;
-};
-
-/// Calls `f(point)` for every point of the box of `loops` (indices into program.loops).
-template<typename F>
-void for_each_point(const ir::UreProgram &program, std::vector<int64_t> &point, F f, size_t level = 0) {
-    if (level == program.loops.size()) {
-        f(point);
-        return;
-    }
-    const ir::Loop &loop = program.loops[level];
-    for (int64_t v = loop.min; v <= loop.max(); v++) {
-        point[level] = v;
-        for_each_point(program, point, f, level + 1);
-    }
-}
-
-bool in_domain(const ir::UreProgram &program, const std::vector<int64_t> &point) {
-    for (size_t i = 0; i < point.size(); i++) {
-        if (point[i] < program.loops[i].min || point[i] > program.loops[i].max()) return false;
-    }
-    return true;
-}
-
-/// Decides the three conditions by enumerating the bounded domain, in the
-/// order the validator reports them: instance crossing (for every dependence,
-/// taken or not), processor availability, data availability.
-BruteResult brute_force(const ir::UreProgram &program) {
-    const ir::SpaceTimeTransform &transform = *program.schedule.transform;
-    const size_t n = program.loops.size();
-    std::vector<int> source_slots;  // program.loops index of each source loop
-    for (const auto &loop : transform.source_loops) source_slots.push_back(program.loop_index(loop));
-    auto row_dot = [&](const std::vector<int64_t> &row, const std::vector<int64_t> &v) {
-        int64_t sum = 0;
-        for (size_t j = 0; j < row.size(); j++) sum += row[j] * v[source_slots[j]];
-        return sum;
-    };
-
-    ExprCompilerHooks hooks;
-    hooks.variable_slot = [&](const std::string &name) {
-        int slot = program.loop_index(name);
-        if (slot < 0) throw std::logic_error("condition reads an unknown variable " + name);
-        return slot;
-    };
-    hooks.recurrence_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
-        throw std::logic_error("a dependence condition calls a recurrence");
-    };
-    hooks.input_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
-        throw std::logic_error("a dependence condition reads an input");
-    };
-
-    BruteResult result;
-    std::vector<int64_t> point(n), source(n);
-    for (const ir::Dependence &dep : program.dependences) {
-        BruteDependence bd;
-        bd.dp = row_dot(transform.matrix[0], dep.distance);
-        bd.dt = row_dot(transform.matrix.back(), dep.distance);
-        Closure condition = compile_expr(dep.condition.defined() ? dep.condition : Halide::Internal::const_true(), hooks);
-        for_each_point(program, point, [&](const std::vector<int64_t> &x) {
-            if (bd.taken) return;
-            for (size_t i = 0; i < n; i++) source[i] = x[i] - dep.distance[i];
-            if (!in_domain(program, source)) return;
-            EvalState state;
-            state.coords = x.data();
-            if (condition(state) != 0) bd.taken = true;
-        });
-        result.dependences.push_back(bd);
-    }
-
-    for (size_t k = 0; k < program.dependences.size(); k++) {
-        const ir::Dependence &dep = program.dependences[k];
-        for (size_t i = 0; i < n; i++) {
-            bool is_source = std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end();
-            if (!is_source && dep.distance[i] != 0) {
-                result.verdict = Verdict::CrossesInstances;
-                result.culprit = &dep;
-                return result;
-            }
-        }
-    }
-
-    // Injectivity: hash the images of the source loops' box.
-    std::set<std::vector<int64_t>> images;
-    bool collision = false;
-    for_each_point(program, point, [&](const std::vector<int64_t> &x) {
-        // Points that differ only in instance loops are different arrays: fix them at their minimum.
-        for (size_t i = 0; i < n; i++) {
-            bool is_source = std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end();
-            if (!is_source && x[i] != program.loops[i].min) return;
-        }
-        std::vector<int64_t> image;
-        for (const auto &row : transform.matrix) image.push_back(row_dot(row, x));
-        if (!images.insert(image).second) collision = true;
-    });
-    if (collision) {
-        result.verdict = Verdict::Processor;
-        return result;
-    }
-
-    for (size_t k = 0; k < program.dependences.size(); k++) {
-        const ir::Dependence &dep = program.dependences[k];
-        const BruteDependence &bd = result.dependences[k];
-        bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
-        if (!bd.taken || zero) continue;
-        if (bd.dt < (dep.is_copy ? 0 : 1)) {
-            result.verdict = Verdict::Data;
-            result.culprit = &dep;
-            return result;
-        }
-    }
-    return result;
-}
 
 /// "conv1d_sbm, 40 points, matrix [1, 1] [0, 1]"
 std::string design_text(const std::string &spec, const ir::UreProgram &program,
@@ -256,39 +122,15 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
                 program.schedule.transform->matrix = matrix;
 
                 BruteResult brute = brute_force(program);
-                Verdict verdict = Verdict::Accept;
-                std::string message;
-                std::vector<DependenceTiming> timings;
-                try {
-                    timings = validate_transform(program);
-                } catch (const CompileError &e) {
-                    message = e.what();
-                    if (message.find("crosses array instances") != std::string::npos) verdict = Verdict::CrossesInstances;
-                    else if (message.find("(processor availability)") != std::string::npos) verdict = Verdict::Processor;
-                    else if (message.find("(data availability)") != std::string::npos) verdict = Verdict::Data;
-                    else FAIL("unexpected validator error: " << message);
-                }
+                ValidatorResult validator = run_validator(program);
                 (*cases)++;
                 (*by_verdict)[brute.verdict]++;
-                const std::string where = design_text(family.name, program, matrix);
-                bool agree = verdict == brute.verdict;
-                if (agree && brute.culprit) {
-                    // Both reject: the validator names the same dependence.
-                    agree = message.find("dependence " + brute.culprit->consumer + " <- " + brute.culprit->call_text) !=
-                            std::string::npos;
-                }
-                if (agree && verdict == Verdict::Accept) {
-                    for (size_t k = 0; k < timings.size(); k++) {
-                        const auto &b = brute.dependences[k];
-                        if (timings[k].taken != b.taken || timings[k].dp != b.dp || timings[k].dt != b.dt) agree = false;
-                    }
-                }
-                if (!agree) {
+                const std::string why = compare_with_brute_force(program, brute, validator);
+                if (!why.empty()) {
                     (*disagreements)++;
-                    UNSCOPED_INFO("disagreement on " << where << ": brute force says " << verdict_name(brute.verdict)
-                                                     << ", the validator says " << verdict_name(verdict) << " "
-                                                     << message);
+                    UNSCOPED_INFO("disagreement on " << design_text(family.name, program, matrix) << ": " << why);
                 }
+                const Verdict verdict = validator.verdict;
                 if (verdict == Verdict::Accept) accepted.push_back({&family, p, matrix});
             }
         }
