@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "exec/InputRegions.h"
 #include "ir/Affine.h"
 
 namespace pulse {
@@ -131,9 +132,13 @@ public:
         kernel.name = n;
         kernel.pe_count = p.pe_count;
         kernel.pe_min = p.pe_min;
+        const auto regions = infer_input_regions(source);
         for (const std::string &in : order) {
             const ir::InputDecl &d = source.input(in);
             kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, {}, {}});
+            auto it = regions.find(in);
+            if (it == regions.end()) continue;
+            for (const IndexRange &r : it->second) kernel.buffers.back().domain_reads.push_back({r.min, r.max});
         }
         for (const ir::Ure *u : source.outputs()) {
             kernel.buffers.push_back(kir::BufferArg{u->name, u->type, (int)u->output_index().size(), true,
