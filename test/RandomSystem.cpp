@@ -286,6 +286,11 @@ System draw_system(std::mt19937 &rng) {
         s.mins.push_back(chance(rng, 0.2) ? uniform(rng, -2, 3) : 0);
         s.extents.push_back(chance(rng, 0.15) ? 1 : uniform(rng, 2, largest));
     }
+    // Sometimes an array wider than a warp (several PEs per lane on a GPU).
+    if (loops <= 2 && chance(rng, 0.08)) {
+        s.extents.assign(loops, 2);
+        s.extents[uniform(rng, 0, (int64_t)loops - 1)] = uniform(rng, 33, 48);
+    }
     s.input_dims.push_back((int)uniform(rng, 1, 2));
     if (chance(rng, 0.5)) s.input_dims.push_back((int)uniform(rng, 1, 2));
     std::vector<int> direction;

@@ -221,6 +221,30 @@ TEST_CASE("cm: a read of a later step, never taken on the domain, compiles and r
     CHECK(out == "PASS\n");
 }
 
+TEST_CASE("cm: a same-step read of another variable along the lanes compiles and runs", "[cm]") {
+    // B copies A from the PE below in the step that computes A (dt = 0,
+    // dp = 1), and A reads no such tap of itself: the shifted copy of A must
+    // be made once A is final, where B can read it (it was declared only
+    // inside a self-chain's loop, or not at all).
+    std::filesystem::path dir = scratch_directory("same_step_other");
+    Var i("i"), j("j"), s("s"), t("t");
+    Input x(Float(32), 1, "x");
+    Func A(Float(32), {i, j}, Place::Device, "A"), B(Float(32), {i, j}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i, j) = x(i + j) * 2.0f;
+    B(i, j) = select(i == 0, x(j), A(i - 1, j));
+    Out(i, j) = B(i, j);
+    A.merge_ures(B, Out).set_bounds(i, 0, 6, j, 0, 3);
+    A.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 0, 1});
+    emit_cm_emulation(compile_to_systolic(Out.lower()), "same_step_other", {"x"}, dir.string(), CmTarget::gen9());
+    std::string log;
+    const int built = compile_all(dir, {"same_step_other"}, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    std::string out;
+    CHECK(run_command("'" + (dir / "same_step_other_emu").string() + "' 0 3", &out) == 0);
+    CHECK(out == "PASS\n");
+}
+
 TEST_CASE("cm: schedule primitives the CM backend does not map are refused, not ignored", "[cm]") {
     // conv2d_ssam tiles its rows (and can split them): CM runs each instance as one thread.
     Spec ssam = build_spec("conv2d_ssam", Params());

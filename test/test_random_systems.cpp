@@ -378,17 +378,25 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
     std::vector<std::string> names;
     std::map<std::string, const Design *> by_name;
     int refused = 0;
-    const size_t step = std::max<size_t>(1, run.accepted.size() / 16);
-    for (size_t i = 0; i < run.accepted.size(); i += step) {
-        const Design &design = run.accepted[i];
+    // 32-bit types only: the CM backend's scattered writes move dwords, and it
+    // refuses narrower outputs (docs/backends.md).
+    std::vector<const Design *> wide;
+    for (const Design &d : run.accepted)
+        if (d.system.type.bits() == 32) wide.push_back(&d);
+    const size_t step = std::max<size_t>(1, wide.size() / 16);
+    for (size_t i = 0; i < wide.size(); i += step) {
+        const Design &design = *wide[i];
         ir::UreProgram program = build_system(design.system, design.transform);
         std::vector<std::string> order;
         for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
         const std::string name = "design" + std::to_string(i);
         try {
             emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
-        } catch (const CompileError &) {
-            refused++;  // over the register budget: refused with the numbers (test_cm)
+        } catch (const CompileError &e) {
+            // Over the register budget: refused with the numbers (test_cm).
+            INFO(e.what());
+            CHECK(std::string(e.what()).find("register") != std::string::npos);
+            refused++;
             continue;
         }
         names.push_back(name);

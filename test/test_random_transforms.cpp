@@ -96,11 +96,22 @@ struct Design {
     std::vector<std::vector<int64_t>> matrix;
 };
 
-/// Runs every random case; returns the accepted designs. Counts disagreements.
-std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdict, int> *by_verdict) {
+/// What one pass over the random cases found.
+struct Agreement {
+    int cases = 0, disagreements = 0;
+    std::map<Verdict, int> by_verdict;
+    std::vector<Design> accepted;
+    std::vector<std::string> reports;  ///< one per disagreement
+};
+
+/// Runs every random case once (the test cases below share the run).
+const Agreement &run_agreement() {
+    static Agreement run;
+    static bool done = false;
+    if (done) return run;
+    done = true;
     std::mt19937 rng(20240607);
     std::uniform_int_distribution<int> entry(-2, 2);
-    std::vector<Design> accepted;
     static const std::vector<Family> all = families();
     // PULSE_RANDOM_SCALE=n runs n times the cases (a longer fuzzing run).
     const char *scale_text = std::getenv("PULSE_RANDOM_SCALE");
@@ -123,27 +134,29 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
 
                 BruteResult brute = brute_force(program);
                 ValidatorResult validator = run_validator(program);
-                (*cases)++;
-                (*by_verdict)[brute.verdict]++;
+                run.cases++;
+                run.by_verdict[brute.verdict]++;
                 const std::string why = compare_with_brute_force(program, brute, validator);
                 if (!why.empty()) {
-                    (*disagreements)++;
-                    UNSCOPED_INFO("disagreement on " << design_text(family.name, program, matrix) << ": " << why);
+                    run.disagreements++;
+                    run.reports.push_back("disagreement on " + design_text(family.name, program, matrix) + ": " + why);
                 }
                 const Verdict verdict = validator.verdict;
-                if (verdict == Verdict::Accept) accepted.push_back({&family, p, matrix});
+                if (verdict == Verdict::Accept) run.accepted.push_back({&family, p, matrix});
             }
         }
     }
-    return accepted;
+    return run;
 }
 
 }  // namespace
 
 TEST_CASE("the validator agrees with brute-force enumeration on random transforms", "[validator][random]") {
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const Agreement &run = run_agreement();
+    for (const std::string &r : run.reports) UNSCOPED_INFO(r);
+    const int cases = run.cases, disagreements = run.disagreements;
+    std::map<Verdict, int> by_verdict = run.by_verdict;
+    const std::vector<Design> &accepted = run.accepted;
     std::cout << "random transforms: " << cases << " cases, " << accepted.size() << " accepted ("
               << by_verdict[Verdict::Processor] << " processor-availability, " << by_verdict[Verdict::Data]
               << " data-availability, " << by_verdict[Verdict::CrossesInstances]
@@ -158,9 +171,7 @@ TEST_CASE("the validator agrees with brute-force enumeration on random transform
 }
 
 TEST_CASE("accepted random transforms simulate to the reference result", "[validator][random][simulate]") {
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::vector<Design> &accepted = run_agreement().accepted;
     REQUIRE(!accepted.empty());
     int simulated = 0;
     for (const Design &design : accepted) {
@@ -181,9 +192,7 @@ TEST_CASE("accepted random transforms run on the kernel executor to the referenc
     // rolled, run lane by lane on the CPU executor with its outputs poisoned.
     // Arrays wider than a warp run several PEs per lane; a design the mapping
     // cannot honour must be refused with a CompileError, never mis-compiled.
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::vector<Design> &accepted = run_agreement().accepted;
     REQUIRE(!accepted.empty());
     int executed = 0, refused = 0, several_per_lane = 0;
     std::map<std::string, int> refusals;
@@ -222,9 +231,7 @@ TEST_CASE("accepted random transforms run on the kernel executor to the referenc
 TEST_CASE("a sample of accepted random transforms runs on the CM emulation to the reference result", "[cm][random]") {
     // About 40 accepted designs (compiling a CM harness takes seconds): emitted
     // as CM, built against the CPU emulation, run with its own reference.
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::vector<Design> &accepted = run_agreement().accepted;
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("pulse_random_cm_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
