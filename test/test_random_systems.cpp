@@ -28,6 +28,7 @@
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "BruteForce.h"
+#include "CmBuild.h"
 #include "RandomSystem.h"
 #include "TestUtil.h"
 
@@ -437,17 +438,8 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
         names.push_back(name);
         by_name[name] = &design;
     }
-    std::ofstream make(dir / "Makefile");
-    make << "all:";
-    for (const std::string &n : names) make << " " << n << "_emu";
-    make << "\n";
-    for (const std::string &n : names) {
-        make << n << "_emu: " << n << "_emu.cpp\n\t"
-             << cm_emulation_compile_command((dir / (n + "_emu.cpp")).string(), (dir / (n + "_emu")).string()) << "\n";
-    }
-    make.close();
     std::string log;
-    run_command("make -s -k -j2 -C '" + dir.string() + "' 2>&1", &log);
+    build_cm_emulations(dir, names, &log, true);
     int passed = 0;
     std::vector<std::string> reports;
     for (const std::string &n : names) {

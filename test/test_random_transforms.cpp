@@ -20,6 +20,7 @@
 #include "lower/Pipeline.h"
 #include "exec/Simulator.h"
 #include "BruteForce.h"
+#include "CmBuild.h"
 #include "TestUtil.h"
 #include "analysis/Validate.h"
 
@@ -235,7 +236,6 @@ TEST_CASE("a sample of accepted random transforms runs on the CM emulation to th
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("pulse_random_cm_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    std::ofstream make(dir / "Makefile");
     std::vector<std::string> names;
     int refused = 0;
     const size_t step = std::max<size_t>(12, accepted.size() / 40);  // about 40 designs at any scale
@@ -254,17 +254,10 @@ TEST_CASE("a sample of accepted random transforms runs on the CM emulation to th
         }
         names.push_back(name);
     }
-    make << "all:";
-    for (const std::string &n : names) make << " " << n << "_emu";
-    make << "\n";
-    for (const std::string &n : names) {
-        make << n << "_emu: " << n << "_emu.cpp\n\t"
-             << cm_emulation_compile_command((dir / (n + "_emu.cpp")).string(), (dir / (n + "_emu")).string()) << "\n";
-    }
-    make.close();
     std::string log;
+    const int built = build_cm_emulations(dir, names, &log);
     INFO(log);
-    REQUIRE(run_command("make -s -j2 -C '" + dir.string() + "' 2>&1", &log) == 0);
+    REQUIRE(built == 0);
     int passed = 0;
     for (const std::string &n : names) {
         std::string out;
