@@ -34,6 +34,7 @@ Code binary(char op, const Code &a, const Code &b) {
     case '+': e = a.e + b.e; break;
     case '-': e = a.e - b.e; break;
     case '*': e = a.e * b.e; break;
+    case '/': e = a.e / b.e; break;
     case '%': e = a.e % b.e; break;
     case '&': e = a.e && b.e; break;
     case '|': e = a.e || b.e; break;
@@ -174,16 +175,29 @@ struct Builder {
         return {};
     }
 
+    /// A term with its modifier: `(t / -3)`, `min(t, 4)`, ...
+    Code modified(const Term &t) const {
+        Code c = term(t);
+        if (!t.modifier) return c;
+        Code k = constant(system.type, t.operand);
+        if (t.modifier == 'm' || t.modifier == 'M') {
+            const char *f = t.modifier == 'm' ? "min" : "max";
+            return {t.modifier == 'm' ? Halide::min(c.e, k.e) : Halide::max(c.e, k.e), std::string(f) + "(" + c.s + ", " + k.s + ")"};
+        }
+        return binary(t.modifier, c, k);
+    }
+
     Code definition(const Recurrence &r) const {
         Code value;
         if (r.copy) {
             Code base = term(r.terms[1]);
             value = term(r.terms[0], &base);
         } else {
-            value = term(r.terms[0]);
-            for (size_t n = 1; n < r.terms.size(); n++) value = binary(r.ops[n - 1], value, term(r.terms[n]));
-            // int32 values are kept small: signed overflow is undefined in the emitted C++.
+            value = modified(r.terms[0]);
+            for (size_t n = 1; n < r.terms.size(); n++) value = binary(r.ops[n - 1], value, modified(r.terms[n]));
+            // Wide signed values are kept small: signed overflow is undefined in the emitted C++.
             if (system.type == Halide::Int(32)) value = binary('%', value, constant(system.type, 10007));
+            if (system.type == Halide::Int(64)) value = binary('%', value, constant(system.type, 1000000007));
         }
         if (r.partial_loop >= 0) {
             Code c = comparison(">=", Code{Expr(vars[r.partial_loop]), vars[r.partial_loop].name()}, r.partial_from);
@@ -278,8 +292,8 @@ void inject_defect(std::mt19937 &rng, System &s) {
 System draw_system(std::mt19937 &rng) {
     System s;
     const size_t loops = (size_t)uniform(rng, 1, 3);
-    const Halide::Type types[] = {Halide::Int(32), Halide::Float(32), Halide::UInt(8), Halide::Int(16), Halide::UInt(32)};
-    const int weights[] = {35, 35, 10, 10, 10};
+    const Halide::Type types[] = {Halide::Int(32), Halide::Float(32), Halide::UInt(8), Halide::Int(16), Halide::UInt(32), Halide::Int(64)};
+    const int weights[] = {33, 33, 8, 9, 9, 8};
     s.type = types[std::discrete_distribution<int>(std::begin(weights), std::end(weights))(rng)];
     const int64_t largest = loops == 1 ? 9 : loops == 2 ? 6 : 4;
     for (size_t l = 0; l < loops; l++) {
@@ -311,6 +325,14 @@ System draw_system(std::mt19937 &rng) {
             const double u = std::uniform_real_distribution<double>(0, 1)(rng);
             Term t = u < 0.5 ? draw_recurrence_read(rng, s, (int)r, direction)
                              : u < 0.85 ? draw_input_read(rng, s) : draw_constant(rng);
+            if (chance(rng, 0.15)) {
+                // Halide's division and modulo round down, for negative divisors too.
+                t.modifier = "/%mM"[uniform(rng, 0, 3)];
+                do t.operand = uniform(rng, -4, 5);
+                while (t.operand == 0 || ((t.modifier == '/' || t.modifier == '%') && (t.operand == 1 || (s.type.is_uint() && t.operand < 0))));
+                // Float % is refused by the code generators; the kernel executor's float % is not the interpreter's.
+                if (t.modifier == '%' && s.type.is_float()) t.modifier = '/';
+            }
             if (n > 0) {
                 // A product only by a bounded operand, so that integers stay small.
                 char op = "+-*"[uniform(rng, 0, 2)];
@@ -586,6 +608,16 @@ std::vector<std::pair<System, Transform>> shrink_candidates(const System &system
                     s.recurrences[r].terms[n].index[d][c] = 0;
                     add(s, transform);
                 }
+            }
+            if (t.modifier) {
+                System s = system;
+                s.recurrences[r].terms[n].modifier = 0;
+                add(s, transform);
+            }
+            if (t.modifier) {
+                System s = system;
+                s.recurrences[r].terms[n].modifier = 0;
+                add(s, transform);
             }
             if (t.negated_guard) {
                 System s = system;

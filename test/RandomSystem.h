@@ -25,6 +25,10 @@ struct Term {
     std::vector<int64_t> distance;  ///< RecurrenceRead: d, per loop, innermost first
     bool guarded = true;            ///< read only where x - d is in the domain and the producer defined there
     bool negated_guard = false;     ///< print the guard as select(outside, fallback, read)
+    /// Applied to the operand with `operand`: '/', '%' (Halide's division,
+    /// rounding down), 'm' (min), 'M' (max), or 0 for nothing.
+    char modifier = 0;
+    int64_t operand = 2;
 };
 
 /// `name(x) = [select(defined_from,] t0 op t1 op ... [)]`, or a copy
