@@ -454,6 +454,14 @@ ir::UreProgram build_system(const System &system, const Transform &transform) {
     return outs[0].lower();
 }
 
+void apply_transform(ir::UreProgram &program, const Transform &transform) {
+    ir::SpaceTimeTransform &st = *program.schedule.transform;
+    st.source_loops.clear();
+    for (int l : transform.source) st.source_loops.push_back(program.loops[l].var);
+    st.destination_loops = destination_names(transform);
+    st.matrix = transform.matrix;
+}
+
 std::string system_cpp(const System &system, const Transform &transform) {
     Builder b(system);
     std::ostringstream out;
@@ -496,6 +504,9 @@ std::string system_cpp(const System &system, const Transform &transform) {
         }
         out << (r + 1 < transform.matrix.size() ? ", /**/ " : "});\n");
     }
+    // What a spec builder (PULSE_REGISTER_SPEC) returns.
+    std::vector<std::string> inputs(input_names, input_names + system.input_dims.size());
+    out << "return Spec{Out, {" << b.args_text(inputs) << "}};\n";
     return out.str();
 }
 

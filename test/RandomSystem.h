@@ -78,8 +78,12 @@ Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows
 /// throw CompileError), with the transform applied.
 ir::UreProgram build_system(const System &system, const Transform &transform);
 
-/// The spec as Pulse C++ a developer can paste: the definitions, the bounds
-/// and the transform.
+/// Puts `transform` in place of the transform of `program` (built from the
+/// same system), without building it again.
+void apply_transform(ir::UreProgram &program, const Transform &transform);
+
+/// The spec as Pulse C++ a developer can paste into a spec builder: the
+/// definitions, the bounds, the transform and the Spec it returns.
 std::string system_cpp(const System &system, const Transform &transform);
 
 /// Smaller variants of a failing case, most aggressive first: fewer outputs,

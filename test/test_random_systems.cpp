@@ -114,28 +114,9 @@ Failure check_system(const System &system, const Transform &transform, uint32_t 
     return {"ill-defined spec", "compiled (the interpreter says: " + interpreter_error + ")"};
 }
 
-void apply_transform(ir::UreProgram &program, const Transform &t) {
-    ir::SpaceTimeTransform &st = *program.schedule.transform;
-    st.source_loops.clear();
-    for (int l : t.source) st.source_loops.push_back(program.loops[l].var);
-    st.destination_loops = t.matrix.size() == 2 ? std::vector<std::string>{"s", "t"} : std::vector<std::string>{"s", "r", "t"};
-    st.matrix = t.matrix;
-}
-
 /// The validator against brute force; an accepted linear design then through
-/// the simulator and the kernel executor against the interpreter.
-Failure check_transform_phases(const ir::UreProgram &program, uint32_t seed, Stats &stats, bool &accepted_linear,
-                               const char *&phase);
-
-Failure check_transform(const ir::UreProgram &program, uint32_t seed, Stats &stats, bool &accepted_linear) {
-    const char *phase = "validation";
-    try {
-        return check_transform_phases(program, seed, stats, accepted_linear, phase);
-    } catch (const std::exception &e) {
-        return {std::string("exception in ") + phase, e.what()};
-    }
-}
-
+/// the simulator and the kernel executor against the interpreter. `phase`
+/// names the step under way (for an exception).
 Failure check_transform_phases(const ir::UreProgram &program, uint32_t seed, Stats &stats, bool &accepted_linear,
                                const char *&phase) {
     accepted_linear = false;
@@ -197,6 +178,15 @@ Failure check_transform_phases(const ir::UreProgram &program, uint32_t seed, Sta
         stats.executed++;
     }
     return {};
+}
+
+Failure check_transform(const ir::UreProgram &program, uint32_t seed, Stats &stats, bool &accepted_linear) {
+    const char *phase = "validation";
+    try {
+        return check_transform_phases(program, seed, stats, accepted_linear, phase);
+    } catch (const std::exception &e) {
+        return {std::string("exception in ") + phase, e.what()};
+    }
 }
 
 /// Every check on one case, from the system up (the shrinker's test).
