@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "codegen/CodeGenCM.h"
+#include "CmBuild.h"
 #include "lower/Pipeline.h"
 #include "pulse/pulse.h"
 
 using namespace pulse;
+using pulse::test::build_cm_emulations;
 
 namespace {
 
@@ -87,19 +89,6 @@ std::vector<std::string> input_order(const Spec &spec) {
     return order;
 }
 
-/// Compiles the given harnesses two at a time (make -j2); returns make's log.
-int compile_all(const std::filesystem::path &dir, const std::vector<std::string> &names, std::string *log) {
-    std::ofstream mk(dir / "Makefile");
-    mk << "all:";
-    for (const std::string &n : names) mk << " " << n << "_emu";
-    mk << "\n";
-    for (const std::string &n : names) {
-        std::string cmd = cm_emulation_compile_command((dir / (n + "_emu.cpp")).string(), (dir / (n + "_emu")).string());
-        mk << n << "_emu: " << n << "_emu.cpp\n\t" << cmd << "\n";
-    }
-    mk.close();
-    return run_command("make -s -j2 -C '" + dir.string() + "' 2>&1", log);
-}
 
 }  // namespace
 
@@ -125,7 +114,7 @@ TEST_CASE("cm: every example runs on the CM emulation and matches the reference"
     }
     CHECK(saw_odd_pe_count);
     std::string log;
-    REQUIRE(compile_all(dir, names, &log) == 0);
+    REQUIRE(build_cm_emulations(dir, names, &log) == 0);
     for (size_t i = 0; i < all.size(); i++) {
         INFO(names[i]);
         std::string binary = (dir / (names[i] + "_emu")).string();
@@ -152,7 +141,7 @@ TEST_CASE("cm: the emulation harness catches a wrong kernel", "[cm]") {
     text.replace(at, shift.size(), "Z_d1_t1.select<19, 1>(0) = Z_hist.row(0).select<19, 1>(1);");
     std::ofstream(kernel) << text;
     std::string log;
-    REQUIRE(compile_all(dir, {"conv1d_sbm"}, &log) == 0);
+    REQUIRE(build_cm_emulations(dir, {"conv1d_sbm"}, &log) == 0);
     std::string out;
     CHECK(run_command("'" + (dir / "conv1d_sbm_emu").string() + "' 0 1", &out) == 1);
     CHECK(out.rfind("FAIL: Out[", 0) == 0);
@@ -216,9 +205,33 @@ TEST_CASE("cm: a read of a later step, never taken on the domain, compiles and r
     program.schedule.transform->matrix = {{-1, 0}, {1, -1}};
     emit_cm_emulation(compile_to_systolic(program), "later_step", input_order(spec), dir.string(), CmTarget::gen9());
     std::string log;
-    REQUIRE(compile_all(dir, {"later_step"}, &log) == 0);
+    REQUIRE(build_cm_emulations(dir, {"later_step"}, &log) == 0);
     std::string out;
     CHECK(run_command("'" + (dir / "later_step_emu").string() + "' 0 3", &out) == 0);
+    CHECK(out == "PASS\n");
+}
+
+TEST_CASE("cm: a same-step read of another variable along the lanes compiles and runs", "[cm]") {
+    // B copies A from the PE below in the step that computes A (dt = 0,
+    // dp = 1), and A reads no such tap of itself: the shifted copy of A must
+    // be made once A is final, where B can read it (it was declared only
+    // inside a self-chain's loop, or not at all).
+    std::filesystem::path dir = scratch_directory("same_step_other");
+    Var i("i"), j("j"), s("s"), t("t");
+    Input x(Float(32), 1, "x");
+    Func A(Float(32), {i, j}, Place::Device, "A"), B(Float(32), {i, j}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i, j) = x(i + j) * 2.0f;
+    B(i, j) = select(i == 0, x(j), A(i - 1, j));
+    Out(i, j) = B(i, j);
+    A.merge_ures(B, Out).set_bounds(i, 0, 6, j, 0, 3);
+    A.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 0, 1});
+    emit_cm_emulation(compile_to_systolic(Out.lower()), "same_step_other", {"x"}, dir.string(), CmTarget::gen9());
+    std::string log;
+    const int built = build_cm_emulations(dir, {"same_step_other"}, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    std::string out;
+    CHECK(run_command("'" + (dir / "same_step_other_emu").string() + "' 0 3", &out) == 0);
     CHECK(out == "PASS\n");
 }
 

@@ -292,3 +292,72 @@ TEST_CASE("a stencil's points off its shape cost nothing: one multiply per point
         CHECK(multiplies == (std::string(spec) == "stencil2d_star2" ? 9u : 25u));
     }
 }
+
+namespace {
+
+/// Runs `program`'s kernel, unrolled and with its time loop rolled, against the interpreter.
+void check_unrolled_and_rolled(const ir::UreProgram &program, const std::vector<std::string> &inputs) {
+    sys::SystolicProgram systolic = compile_to_systolic(program);
+    for (int64_t unroll : {int64_t(1024), int64_t(0)}) {
+        INFO("max_unrolled_steps " << unroll);
+        KernelOptions options;
+        options.max_unrolled_steps = unroll;
+        kir::Kernel kernel = lower_to_kernel(systolic, "k", inputs, options);
+        optimize_kernel(kernel);
+        CHECK(pulse::execute_against_reference(kernel, program, 5) == "");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a variable a select leaves undefined on part of the domain is computed there, never read", "[kernel]") {
+    // A is defined for i >= 1 only, and B reads it only there; every PE still
+    // computes A. The undefined branch reached the kernel IR, which cannot run it.
+    Var i("i"), s("s"), t("t");
+    Input x(Int(32), 1, "x");
+    Func A(Int(32), {i}, Place::Device, "A"), B(Int(32), {i}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i) = select(i >= 1, x(i) * 3);
+    B(i) = select(i >= 1, A(i), 4);
+    Out(i) = B(i);
+    A.merge_ures(B, Out).set_bounds(i, 0, 5);
+    A.space_time_transform({i}, {s, t}, {1, /**/ 0});
+    check_unrolled_and_rolled(Out.lower(), {"x"});
+}
+
+TEST_CASE("a value read from the same lanes by two later steps is shuffled once per step, under its own name", "[kernel]") {
+    // B reads A two PEs away two and three steps later: both steps shuffle
+    // A's value of one step by two lanes, and their lets must not share a name.
+    Var i("i"), j("j"), s("s"), t("t");
+    Input x(Int(32), 1, "x");
+    Func A(Int(32), {i, j}, Place::Device, "A"), B(Int(32), {i, j}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i, j) = x(i + j);
+    B(i, j) = select(j >= 2, A(i, j - 2), 0) + select(i >= 1 && j >= 2, A(i - 1, j - 2), 0);
+    Out(i, j) = B(i, j);
+    A.merge_ures(B, Out).set_bounds(i, 0, 3, j, 0, 4);
+    A.space_time_transform({i, j}, {s, t}, {0, 1, /**/ 1, 1});
+    check_unrolled_and_rolled(Out.lower(), {"x"});
+}
+
+TEST_CASE("an input in constant memory is copied only where the domain reads it", "[kernel]") {
+    // Three loops on a linear array with a rolled time loop: the loops around
+    // the reads of y also range over idle steps, whose indices reach beyond what
+    // the domain reads (and the buffer holds). The region copied to constant
+    // memory must stay inside what the domain reads.
+    Var i("i"), j("j"), k("k"), s("s"), t("t");
+    Input y(Float(32), 1, "y");
+    Func A(Float(32), {i, j, k}, Place::Device, "A"), Out(Place::Device, "Out");
+    A(i, j, k) = y(k - j);
+    Out(k) = select(i == 1 && j == 1, A(i, j, k));
+    A.merge_ures(Out).set_bounds(i, 0, 2, j, 0, 2, k, 0, 2);
+    A.space_time_transform({i, j, k}, {s, t}, {1, -2, 1, /**/ -1, -2, 2});
+    ir::UreProgram program = Out.lower();
+    check_unrolled_and_rolled(program, {"y"});
+    KernelOptions rolled;
+    rolled.max_unrolled_steps = 0;
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "k", {"y"}, rolled);
+    optimize_kernel(kernel);
+    const kir::BufferArg &b = kernel.buffer("y");
+    REQUIRE(b.placement == kir::Placement::Constant);
+    CHECK(b.region_min[0] >= -1);
+    CHECK(b.region_min[0] + b.region_extent[0] <= 2);
+}

@@ -19,149 +19,16 @@
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "exec/Simulator.h"
+#include "BruteForce.h"
+#include "CmBuild.h"
 #include "TestUtil.h"
 #include "analysis/Validate.h"
 
 using namespace pulse;
 using Catch::Contains;
-using pulse::test::params;
+using namespace pulse::test;
 
 namespace {
-
-/// What brute force (or the validator) says about one transform.
-enum class Verdict { Accept, CrossesInstances, Processor, Data };
-
-const char *verdict_name(Verdict v) {
-    switch (v) {
-    case Verdict::Accept: return "accept";
-    case Verdict::CrossesInstances: return "crosses array instances";
-    case Verdict::Processor: return "processor availability";
-    case Verdict::Data: return "data availability";
-    }
-    return "?";
-}
-
-/// Brute-force facts about one dependence.
-struct BruteDependence {
-    bool taken = false;
-    int64_t dp = 0, dt = 0;
-};
-
-struct BruteResult {
-    Verdict verdict = Verdict::Accept;
-    const ir::Dependence *culprit = nullptr;  ///< the dependence rejected by the instance or data check
-    std::vector<BruteDependence> dependences;
-};
-
-/// Calls `f(point)` for every point of the box of `loops` (indices into program.loops).
-template<typename F>
-void for_each_point(const ir::UreProgram &program, std::vector<int64_t> &point, F f, size_t level = 0) {
-    if (level == program.loops.size()) {
-        f(point);
-        return;
-    }
-    const ir::Loop &loop = program.loops[level];
-    for (int64_t v = loop.min; v <= loop.max(); v++) {
-        point[level] = v;
-        for_each_point(program, point, f, level + 1);
-    }
-}
-
-bool in_domain(const ir::UreProgram &program, const std::vector<int64_t> &point) {
-    for (size_t i = 0; i < point.size(); i++) {
-        if (point[i] < program.loops[i].min || point[i] > program.loops[i].max()) return false;
-    }
-    return true;
-}
-
-/// Decides the three conditions by enumerating the bounded domain, in the
-/// order the validator reports them: instance crossing (for every dependence,
-/// taken or not), processor availability, data availability.
-BruteResult brute_force(const ir::UreProgram &program) {
-    const ir::SpaceTimeTransform &transform = *program.schedule.transform;
-    const size_t n = program.loops.size();
-    std::vector<int> source_slots;  // program.loops index of each source loop
-    for (const auto &loop : transform.source_loops) source_slots.push_back(program.loop_index(loop));
-    auto row_dot = [&](const std::vector<int64_t> &row, const std::vector<int64_t> &v) {
-        int64_t sum = 0;
-        for (size_t j = 0; j < row.size(); j++) sum += row[j] * v[source_slots[j]];
-        return sum;
-    };
-
-    ExprCompilerHooks hooks;
-    hooks.variable_slot = [&](const std::string &name) {
-        int slot = program.loop_index(name);
-        if (slot < 0) throw std::logic_error("condition reads an unknown variable " + name);
-        return slot;
-    };
-    hooks.recurrence_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
-        throw std::logic_error("a dependence condition calls a recurrence");
-    };
-    hooks.input_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
-        throw std::logic_error("a dependence condition reads an input");
-    };
-
-    BruteResult result;
-    std::vector<int64_t> point(n), source(n);
-    for (const ir::Dependence &dep : program.dependences) {
-        BruteDependence bd;
-        bd.dp = row_dot(transform.matrix[0], dep.distance);
-        bd.dt = row_dot(transform.matrix.back(), dep.distance);
-        Closure condition = compile_expr(dep.condition.defined() ? dep.condition : Halide::Internal::const_true(), hooks);
-        for_each_point(program, point, [&](const std::vector<int64_t> &x) {
-            if (bd.taken) return;
-            for (size_t i = 0; i < n; i++) source[i] = x[i] - dep.distance[i];
-            if (!in_domain(program, source)) return;
-            EvalState state;
-            state.coords = x.data();
-            if (condition(state) != 0) bd.taken = true;
-        });
-        result.dependences.push_back(bd);
-    }
-
-    for (size_t k = 0; k < program.dependences.size(); k++) {
-        const ir::Dependence &dep = program.dependences[k];
-        for (size_t i = 0; i < n; i++) {
-            bool is_source = std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end();
-            if (!is_source && dep.distance[i] != 0) {
-                result.verdict = Verdict::CrossesInstances;
-                result.culprit = &dep;
-                return result;
-            }
-        }
-    }
-
-    // Injectivity: hash the images of the source loops' box.
-    std::set<std::vector<int64_t>> images;
-    bool collision = false;
-    for_each_point(program, point, [&](const std::vector<int64_t> &x) {
-        // Points that differ only in instance loops are different arrays: fix them at their minimum.
-        for (size_t i = 0; i < n; i++) {
-            bool is_source = std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end();
-            if (!is_source && x[i] != program.loops[i].min) return;
-        }
-        std::vector<int64_t> image;
-        for (const auto &row : transform.matrix) image.push_back(row_dot(row, x));
-        if (!images.insert(image).second) collision = true;
-    });
-    if (collision) {
-        result.verdict = Verdict::Processor;
-        return result;
-    }
-
-    for (size_t k = 0; k < program.dependences.size(); k++) {
-        const ir::Dependence &dep = program.dependences[k];
-        const BruteDependence &bd = result.dependences[k];
-        bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
-        if (!bd.taken || zero) continue;
-        if (bd.dt < (dep.is_copy ? 0 : 1)) {
-            result.verdict = Verdict::Data;
-            result.culprit = &dep;
-            return result;
-        }
-    }
-    return result;
-}
 
 /// "conv1d_sbm, 40 points, matrix [1, 1] [0, 1]"
 std::string design_text(const std::string &spec, const ir::UreProgram &program,
@@ -230,11 +97,24 @@ struct Design {
     std::vector<std::vector<int64_t>> matrix;
 };
 
-/// Runs every random case; returns the accepted designs. Counts disagreements.
-std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdict, int> *by_verdict) {
-    std::mt19937 rng(20240607);
-    std::uniform_int_distribution<int> entry(-2, 2);
+/// What one pass over the random cases found.
+struct Agreement {
+    int cases = 0, disagreements = 0;
+    std::map<Verdict, int> by_verdict;
     std::vector<Design> accepted;
+    std::vector<std::string> reports;  ///< one per disagreement
+};
+
+/// Runs every random case once (the test cases below share the run).
+const Agreement &run_agreement() {
+    static Agreement run;
+    static bool done = false;
+    if (done) return run;
+    done = true;
+    // PULSE_FUZZ_SEED=n draws other cases (a failure's text names its design).
+    const char *seed_text = std::getenv("PULSE_FUZZ_SEED");
+    std::mt19937 rng(seed_text ? (uint32_t)std::strtoul(seed_text, nullptr, 10) : 20240607u);
+    std::uniform_int_distribution<int> entry(-2, 2);
     static const std::vector<Family> all = families();
     // PULSE_RANDOM_SCALE=n runs n times the cases (a longer fuzzing run).
     const char *scale_text = std::getenv("PULSE_RANDOM_SCALE");
@@ -256,52 +136,30 @@ std::vector<Design> run_agreement(int *cases, int *disagreements, std::map<Verdi
                 program.schedule.transform->matrix = matrix;
 
                 BruteResult brute = brute_force(program);
-                // The validator's verdict as data (no message text is read).
-                const TransformCheck check = check_transform(program);
-                const std::vector<DependenceTiming> &timings = check.timings;
-                const std::string &message = check.verdict.message;
-                Verdict verdict = Verdict::Accept;
-                switch (check.verdict.kind) {
-                case VerdictKind::Valid: break;
-                case VerdictKind::CrossesInstances: verdict = Verdict::CrossesInstances; break;
-                case VerdictKind::ProcessorAvailability: verdict = Verdict::Processor; break;
-                case VerdictKind::DataAvailability: verdict = Verdict::Data; break;
-                case VerdictKind::Shape: FAIL("unexpected validator error: " << message);
+                ValidatorResult validator = run_validator(program);
+                run.cases++;
+                run.by_verdict[brute.verdict]++;
+                const std::string why = compare_with_brute_force(program, brute, validator);
+                if (!why.empty()) {
+                    run.disagreements++;
+                    run.reports.push_back("disagreement on " + design_text(family.name, program, matrix) + ": " + why);
                 }
-                (*cases)++;
-                (*by_verdict)[brute.verdict]++;
-                const std::string where = design_text(family.name, program, matrix);
-                bool agree = verdict == brute.verdict;
-                if (agree && brute.culprit) {
-                    // Both reject: the validator names the same dependence.
-                    const ir::Dependence *named = check.verdict.dependence;
-                    agree = named && named->consumer == brute.culprit->consumer && named->call_text == brute.culprit->call_text;
-                }
-                if (agree && verdict == Verdict::Accept) {
-                    for (size_t k = 0; k < timings.size(); k++) {
-                        const auto &b = brute.dependences[k];
-                        if (timings[k].taken != b.taken || timings[k].dp != b.dp || timings[k].dt != b.dt) agree = false;
-                    }
-                }
-                if (!agree) {
-                    (*disagreements)++;
-                    UNSCOPED_INFO("disagreement on " << where << ": brute force says " << verdict_name(brute.verdict)
-                                                     << ", the validator says " << verdict_name(verdict) << " "
-                                                     << message);
-                }
-                if (verdict == Verdict::Accept) accepted.push_back({&family, p, matrix});
+                const Verdict verdict = validator.verdict;
+                if (verdict == Verdict::Accept) run.accepted.push_back({&family, p, matrix});
             }
         }
     }
-    return accepted;
+    return run;
 }
 
 }  // namespace
 
 TEST_CASE("the validator agrees with brute-force enumeration on random transforms", "[validator][random]") {
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const Agreement &run = run_agreement();
+    for (const std::string &r : run.reports) UNSCOPED_INFO(r);
+    const int cases = run.cases, disagreements = run.disagreements;
+    std::map<Verdict, int> by_verdict = run.by_verdict;
+    const std::vector<Design> &accepted = run.accepted;
     std::cout << "random transforms: " << cases << " cases, " << accepted.size() << " accepted ("
               << by_verdict[Verdict::Processor] << " processor-availability, " << by_verdict[Verdict::Data]
               << " data-availability, " << by_verdict[Verdict::CrossesInstances]
@@ -316,9 +174,7 @@ TEST_CASE("the validator agrees with brute-force enumeration on random transform
 }
 
 TEST_CASE("accepted random transforms simulate to the reference result", "[validator][random][simulate]") {
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::vector<Design> &accepted = run_agreement().accepted;
     REQUIRE(!accepted.empty());
     int simulated = 0;
     for (const Design &design : accepted) {
@@ -339,9 +195,7 @@ TEST_CASE("accepted random transforms run on the kernel executor to the referenc
     // rolled, run lane by lane on the CPU executor with its outputs poisoned.
     // Arrays wider than a warp run several PEs per lane; a design the mapping
     // cannot honour must be refused with a CompileError, never mis-compiled.
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::vector<Design> &accepted = run_agreement().accepted;
     REQUIRE(!accepted.empty());
     int executed = 0, refused = 0, several_per_lane = 0;
     std::map<std::string, int> refusals;
@@ -380,13 +234,10 @@ TEST_CASE("accepted random transforms run on the kernel executor to the referenc
 TEST_CASE("a sample of accepted random transforms runs on the CM emulation to the reference result", "[cm][random]") {
     // About 40 accepted designs (compiling a CM harness takes seconds): emitted
     // as CM, built against the CPU emulation, run with its own reference.
-    int cases = 0, disagreements = 0;
-    std::map<Verdict, int> by_verdict;
-    std::vector<Design> accepted = run_agreement(&cases, &disagreements, &by_verdict);
+    const std::vector<Design> &accepted = run_agreement().accepted;
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("pulse_random_cm_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    std::ofstream make(dir / "Makefile");
     std::vector<std::string> names;
     int refused = 0;
     const size_t step = std::max<size_t>(12, accepted.size() / 40);  // about 40 designs at any scale
@@ -405,17 +256,10 @@ TEST_CASE("a sample of accepted random transforms runs on the CM emulation to th
         }
         names.push_back(name);
     }
-    make << "all:";
-    for (const std::string &n : names) make << " " << n << "_emu";
-    make << "\n";
-    for (const std::string &n : names) {
-        make << n << "_emu: " << n << "_emu.cpp\n\t"
-             << cm_emulation_compile_command((dir / (n + "_emu.cpp")).string(), (dir / (n + "_emu")).string()) << "\n";
-    }
-    make.close();
     std::string log;
+    const int built = build_cm_emulations(dir, names, &log);
     INFO(log);
-    REQUIRE(run_command("make -s -j2 -C '" + dir.string() + "' 2>&1", &log) == 0);
+    REQUIRE(built == 0);
     int passed = 0;
     for (const std::string &n : names) {
         std::string out;

@@ -496,12 +496,20 @@ std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &nam
         printer.pre.clear();
         std::ostringstream s;
         if (!st.is_output) {
-            // Copy chains along the lanes in this step (dt = 0, dp != 0).
-            std::vector<sys::Tap> chain;
+            // Copy chains along the lanes in this step (dt = 0, dp != 0) that
+            // this statement reads of itself; other statements' same-step
+            // reads of it are shifted from its final value, after it.
+            std::vector<sys::Tap> chain, same_step;
             const sys::Variable &var = p.variable(st.ure);
+            const std::vector<sys::Tap> own = sys::taps_in(st.value);
             for (const sys::Tap &t : var.taps) {
-                if (t.dt == 0 && t.dp != 0) chain.push_back(t);
+                if (t.dt != 0 || t.dp == 0) continue;
+                same_step.push_back(t);
+                if (std::find(own.begin(), own.end(), t) != own.end()) chain.push_back(t);
             }
+            auto shift_final = [&]() {
+                for (const sys::Tap &t : same_step) body << shift_code(tap_name(t), st.ure, t.dp, k.npe, cm_type(st.type));
+            };
             // A chain that copies one lane-uniform value (select(c, A, tap)
             // with A the same on every lane) is a broadcast: every lane an
             // active lane can reach holds A, which the load already replicated.
@@ -520,6 +528,7 @@ std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &nam
                 s << "vector<" << T << ", " << N << "> " << st.ure << " = " << value << ";\n";
                 for (const std::string &pre : printer.pre) body << pre;
                 body << s.str();
+                shift_final();
                 continue;
             }
             std::string value = printer.print_vector(st.value);
@@ -540,6 +549,10 @@ std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &nam
                 inner += st.ure + " = " + value + ";\n";
                 s << indent_block(inner, "    ") << "}\n";
             }
+            for (const std::string &pre : printer.pre) body << pre;
+            body << s.str();
+            shift_final();
+            continue;
         } else {
             auto [cond, value] = split_store(st.value);
             std::vector<std::string> index;

@@ -56,6 +56,9 @@ struct BufferArg {
     /// the kernel reads, known at generation time; stored dense, dimension 0
     /// innermost.
     std::vector<int64_t> region_min, region_extent;
+    /// For an input: per dimension, [min, max] of the indices the spec's
+    /// domain reads (infer_input_regions), which every buffer given covers.
+    std::vector<std::pair<int64_t, int64_t>> domain_reads;
     int64_t region_elements() const;
 };
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "exec/InputRegions.h"
 #include "ir/Affine.h"
 
 namespace pulse {
@@ -61,7 +62,8 @@ Expr source_value(const Expr &e, const sys::Tap &tap) {
     return replace_tap(e, tap, make_zero(e.type()));
 }
 
-/// `e` with every `undefined` replaced by zero (stores are guarded by defined_condition).
+/// `e` with every `undefined` replaced by zero (stores are guarded by
+/// defined_condition; other values are never read where undefined).
 Expr zero_undefined(const Expr &e) {
     return kir::replace_calls(e, [&](const Call *op) -> Expr {
         return ir::is_undefined_value(op) ? make_zero(op->type) : Expr();
@@ -130,9 +132,13 @@ public:
         kernel.name = n;
         kernel.pe_count = p.pe_count;
         kernel.pe_min = p.pe_min;
+        const auto regions = infer_input_regions(source);
         for (const std::string &in : order) {
             const ir::InputDecl &d = source.input(in);
             kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, {}, {}});
+            auto it = regions.find(in);
+            if (it == regions.end()) continue;
+            for (const IndexRange &r : it->second) kernel.buffers.back().domain_reads.push_back({r.min, r.max});
         }
         for (const ir::Ure *u : source.outputs()) {
             kernel.buffers.push_back(kir::BufferArg{u->name, u->type, (int)u->output_index().size(), true,
@@ -357,6 +363,7 @@ private:
     /// carried registers (or are zero where nothing is carried: before the first step).
     int64_t boundary = 0;
     bool carried = false;
+    std::set<std::string> shuffle_names;  ///< the lets of lane shuffles made so far
 
     std::string carry_name(const std::string &var) const { return var + ".carry"; }
 
@@ -521,7 +528,7 @@ private:
             actives.push_back({active_name[j], simplify(on_array && substitute(at[j], program.has_preimage)), Stmt()});
         }
         std::vector<Item> step;
-        std::set<std::string> shuffled;
+        std::map<std::string, std::string> shuffled;  // a value moved by lanes -> its let in this step
 
         // The value of `var` at step `when` on the PE dp below slot j's: a
         // register of this lane, or of the lane the PE lives on (a shuffle).
@@ -537,9 +544,16 @@ private:
             if (std::abs(lanes_up) >= kir::warp_size) {
                 compile_error("kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
             }
-            std::string n = key + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
-            if (shuffled.insert(n).second) step.push_back({n, kir::lane_shift(value, -lanes_up), Stmt()});
-            return Variable::make(value.type(), n);
+            const std::string moved = key + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
+            auto it = shuffled.find(moved);
+            if (it == shuffled.end()) {
+                // Steps read one value at several distances in time: the let of
+                // a later step is still inside an earlier one's and needs its own name.
+                std::string n = shuffle_names.insert(moved).second ? moved : moved + ".at" + std::to_string(position);
+                step.push_back({n, kir::lane_shift(value, -lanes_up), Stmt()});
+                it = shuffled.emplace(moved, n).first;
+            }
+            return Variable::make(value.type(), it->second);
         };
         // Taps of earlier steps, and same-step taps of this PE, resolved.
         auto resolve_earlier = [&](Expr e, int64_t j) {
@@ -571,11 +585,14 @@ private:
                     step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
                     continue;
                 }
+                // Where a select leaves the value undefined, nothing reads it
+                // (check_well_defined): any value will do, and the kernel must compute one.
+                value = zero_undefined(value);
                 // Chains are planned on the value over a symbolic PE: one
                 // slot may hold no source of a chain that others do.
                 std::map<std::string, Expr> over_any_pe = copy.values;
                 over_any_pe[program.time_var] = t;
-                Expr generic = simplify(substitute(over_any_pe, st.value));
+                Expr generic = zero_undefined(simplify(substitute(over_any_pe, st.value)));
                 std::vector<sys::Tap> chains;
                 for (const sys::Tap &tap : sys::taps_in(generic)) {
                     if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);

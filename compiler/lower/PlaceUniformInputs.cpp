@@ -58,18 +58,31 @@ void place_uniform_inputs(kir::Kernel &kernel) {
             }
         }
         if (!read || !uniform) continue;
+        // The loops' bounds also cover steps where a lane is idle (a rolled
+        // time loop, a preimage search): only what the domain reads is
+        // certain to be in the buffers. Loads beyond it keep a guard.
+        bool clamped = false;
+        for (int d = 0; d < b.dimensions && d < (int)b.domain_reads.size(); d++) {
+            const auto [read_min, read_max] = b.domain_reads[d];
+            if (lo[d] < read_min) lo[d] = read_min, clamped = true;
+            if (hi[d] > read_max) hi[d] = read_max, clamped = true;
+        }
+        for (int d = 0; d < b.dimensions; d++) {
+            if (lo[d] > hi[d]) uniform = false;
+        }
+        if (!uniform) continue;
         int64_t elements = 1;
         for (int d = 0; d < b.dimensions; d++) elements *= hi[d] - lo[d] + 1;
         if (elements * b.type.bytes() > constant_memory_budget) continue;
         b.placement = kir::Placement::Constant;
         b.region_min = lo;
         for (int d = 0; d < b.dimensions; d++) b.region_extent.push_back(hi[d] - lo[d] + 1);
-        // Inside the region by construction: no guard.
+        // Inside the region by construction (no guard), unless it was clamped.
         kernel.body = kir::replace_calls(kernel.body, [&](const Call *op) -> Expr {
             if (op->name != kir::intrinsic::load) return Expr();
             kir::Access a = kir::access_of(op);
             if (a.buffer != b.name) return Expr();
-            return kir::load(op->type, a.buffer, const_true(), a.coords);
+            return kir::load(op->type, a.buffer, clamped ? kir::in_bounds(b, a.coords) : const_true(), a.coords);
         });
     }
 }

@@ -1,0 +1,460 @@
+// The differential fuzzer over random URE systems (RandomSystem.h), each built
+// through the language as a user writes a spec, with random transforms:
+//  - the well-definedness check must agree with the reference interpreter, and
+//    an ill-defined system must be refused by every path to code;
+//  - the validator must agree with brute-force enumeration (BruteForce.h) on
+//    1 to 3 loops with one or two space rows;
+//  - every accepted linear design must simulate, and run on the kernel
+//    executor (unrolled and rolled), to the reference interpreter's result,
+//    and a sample of them on the CM emulation.
+// A failing case is shrunk and printed as a spec with the seed that draws it.
+//
+// PULSE_RANDOM_SCALE=n draws n times the systems; PULSE_FUZZ_SEED=s starts at
+// system seed s; PULSE_FUZZ_SYSTEMS=n draws exactly n systems (with the seed a
+// failure prints and PULSE_FUZZ_SYSTEMS=1, that one case's system again).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+
+#include "analysis/CheckWellDefined.h"
+#include "codegen/CodeGenCM.h"
+#include "exec/KernelExecutor.h"
+#include "exec/Simulator.h"
+#include "lower/KernelPasses.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "BruteForce.h"
+#include "CmBuild.h"
+#include "RandomSystem.h"
+#include "TestUtil.h"
+
+using namespace pulse;
+using namespace pulse::test;
+
+namespace {
+
+int64_t env_int(const char *name, int64_t fallback) {
+    const char *text = std::getenv(name);
+    return text ? std::atoll(text) : fallback;
+}
+
+struct Stats {
+    int systems = 0, ill_defined = 0, cases = 0, failures = 0;
+    std::map<std::string, int> front_refusals;  ///< systems the front end refuses (no reference order, ...)
+    std::map<Verdict, int> by_verdict;
+    std::map<size_t, int> cases_by_loops, cases_by_space_rows;
+    std::map<std::string, int> types;
+    int simulated = 0, executed = 0, several_per_lane = 0, lowering_refused = 0, kernel_refused = 0;
+    std::map<std::string, int> refusals;
+};
+
+/// The head of a refusal message: what kind of refusal it is, without the case's names.
+std::string refusal_reason(const std::string &message) {
+    for (const char *known : {"no sequential order", "does not come before", "form a cycle", "same-step", "PEs",
+                              "further than a warp", "steps"}) {
+        if (message.find(known) != std::string::npos) return known;
+    }
+    return message.substr(0, 80);
+}
+
+/// A failure's kind ("validator", "simulator", ...) and what happened.
+struct Failure {
+    std::string kind, detail;
+    bool failed() const { return !kind.empty(); }
+};
+
+/// What the system part of a case came to.
+enum class SystemOutcome { RefusedByFrontEnd, IllDefined, WellDefined };
+
+/// Builds the system and checks well-definedness against the interpreter.
+Failure check_system(const System &system, const Transform &transform, uint32_t seed, ir::UreProgram &program,
+                     SystemOutcome &outcome, Stats &stats) {
+    try {
+        program = build_system(system, transform);
+    } catch (const CompileError &e) {
+        const std::string reason = refusal_reason(e.what());
+        // The front end refuses only systems no sequential order computes.
+        if (reason != "no sequential order" && reason != "does not come before") return {"front end", e.what()};
+        stats.front_refusals[reason]++;
+        outcome = SystemOutcome::RefusedByFrontEnd;
+        return {};
+    }
+    std::string check_error, interpreter_error;
+    try {
+        check_well_defined(program);
+    } catch (const CompileError &e) {
+        check_error = e.what();
+    }
+    try {
+        ir::realize(program, random_input_buffers(program, seed));
+    } catch (const EvaluationError &e) {
+        interpreter_error = e.what();
+    }
+    if (check_error.empty() != interpreter_error.empty()) {
+        return {"well-definedness", "the check says " + (check_error.empty() ? "well defined" : check_error) +
+                                        "; the reference interpreter says " +
+                                        (interpreter_error.empty() ? "well defined" : interpreter_error)};
+    }
+    if (check_error.empty()) {
+        outcome = SystemOutcome::WellDefined;
+        return {};
+    }
+    // Ill defined: every path to code (all go through compile_to_systolic) refuses it.
+    outcome = SystemOutcome::IllDefined;
+    try {
+        compile_to_systolic(program);
+    } catch (const CompileError &e) {
+        if (std::string(e.what()).find("is not well defined") != std::string::npos) return {};
+        return {"ill-defined spec", std::string("refused for another reason than well-definedness: ") + e.what()};
+    }
+    return {"ill-defined spec", "compiled (the interpreter says: " + interpreter_error + ")"};
+}
+
+/// The validator against brute force; an accepted linear design then through
+/// the simulator and the kernel executor against the interpreter. `phase`
+/// names the step under way (for an exception).
+Failure check_transform_phases(const ir::UreProgram &program, uint32_t seed, Stats &stats, bool &accepted_linear,
+                               const char *&phase) {
+    accepted_linear = false;
+    const BruteResult brute = brute_force(program);
+    const ValidatorResult validator = run_validator(program);
+    stats.cases++;
+    stats.by_verdict[brute.verdict]++;
+    stats.cases_by_loops[program.loops.size()]++;
+    stats.cases_by_space_rows[program.schedule.transform->matrix.size() - 1]++;
+    const std::string why = compare_with_brute_force(program, brute, validator);
+    if (!why.empty()) return {"validator", why};
+    if (validator.verdict != Verdict::Accept || program.schedule.transform->matrix.size() != 2) return {};
+
+    sys::SystolicProgram systolic;
+    phase = "compile_to_systolic";
+    try {
+        systolic = compile_to_systolic(program);
+    } catch (const CompileError &e) {
+        if (refusal_reason(e.what()) != "form a cycle") return {"lowering", e.what()};
+        stats.lowering_refused++;
+        stats.refusals[refusal_reason(e.what())]++;
+        return {};
+    }
+    accepted_linear = true;
+    phase = "simulation";
+    const Buffers inputs = random_input_buffers(program, seed);
+    const std::string simulated = compare_outputs(ir::realize(program, inputs), simulate(systolic, inputs));
+    if (!simulated.empty()) return {"simulator", simulated};
+    stats.simulated++;
+
+    std::vector<std::string> order;
+    for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
+    KernelOptions rolled;
+    rolled.max_unrolled_steps = 0;
+    for (const KernelOptions &options : {KernelOptions{}, rolled}) {
+        kir::Kernel kernel;
+        phase = "lower_to_kernel";
+        try {
+            kernel = lower_to_kernel(systolic, "k", order, options);
+        } catch (const CompileError &e) {
+            // The GPU mapping refuses what it cannot honour (a design wider than its limits, ...).
+            stats.kernel_refused++;
+            stats.refusals[refusal_reason(e.what())]++;
+            continue;
+        }
+        phase = "optimize_kernel";
+        optimize_kernel(kernel);
+        phase = "kernel execution";
+        stats.several_per_lane += kernel.pes_per_lane > 1;
+        std::string executed;
+        try {
+            executed = execute_against_reference(kernel, program, seed + 1);
+        } catch (const EvaluationError &e) {
+            executed = e.what();
+        }
+        if (!executed.empty()) {
+            return {options.max_unrolled_steps == 0 ? "kernel executor (rolled)" : "kernel executor", executed};
+        }
+        stats.executed++;
+    }
+    return {};
+}
+
+Failure check_transform(const ir::UreProgram &program, uint32_t seed, Stats &stats, bool &accepted_linear) {
+    const char *phase = "validation";
+    try {
+        return check_transform_phases(program, seed, stats, accepted_linear, phase);
+    } catch (const std::exception &e) {
+        return {std::string("exception in ") + phase, e.what()};
+    }
+}
+
+/// Every check on one case, from the system up (the shrinker's test).
+Failure check_case(const System &system, const Transform &transform, uint32_t seed) {
+    Stats ignored;
+    ir::UreProgram program;
+    SystemOutcome outcome;
+    try {
+        Failure f = check_system(system, transform, seed, program, outcome, ignored);
+        if (f.failed() || outcome != SystemOutcome::WellDefined) return f;
+        bool accepted_linear;
+        return check_transform(program, seed, ignored, accepted_linear);
+    } catch (const std::exception &e) {
+        return {"exception", e.what()};
+    }
+}
+
+using CaseCheck = std::function<Failure(const System &, const Transform &)>;
+
+/// The failing case made as small as it goes while `check` fails it the same way.
+void shrink(System &system, Transform &transform, Failure &failure, const CaseCheck &check) {
+    for (bool smaller = true; smaller;) {
+        smaller = false;
+        for (auto &[s, t] : shrink_candidates(system, transform)) {
+            Failure f = check(s, t);
+            if (f.kind != failure.kind) continue;
+            system = s, transform = t, failure = f;
+            smaller = true;
+            break;
+        }
+    }
+}
+
+/// The failure, shrunk, as a spec to paste and the seed that draws the unshrunk case.
+std::string shrunk_report(const System &system, const Transform &transform, uint32_t seed, Failure failure,
+                          const CaseCheck &check) {
+    System small = system;
+    Transform small_transform = transform;
+    shrink(small, small_transform, failure, check);
+    std::ostringstream text;
+    text << failure.kind << ": " << failure.detail << "\n"
+         << "shrunk reproducer (rerun the unshrunk case with PULSE_FUZZ_SEED=" << seed << " PULSE_FUZZ_SYSTEMS=1):\n"
+         << system_cpp(small, small_transform);
+    return text.str();
+}
+
+/// One accepted linear design, for the CM emulation sample.
+struct Design {
+    uint32_t seed;
+    System system;
+    Transform transform;
+};
+
+struct Run {
+    Stats stats;
+    std::vector<Design> accepted;  ///< a spread of accepted linear designs
+    std::vector<std::string> reports;
+};
+
+/// Draws and checks the systems; each failure shrunk and reported.
+Run run_fuzzer() {
+    Run run;
+    const int64_t scale = std::max<int64_t>(1, env_int("PULSE_RANDOM_SCALE", 1));
+    const int64_t systems = env_int("PULSE_FUZZ_SYSTEMS", 150 * scale);
+    const uint32_t first_seed = (uint32_t)env_int("PULSE_FUZZ_SEED", 1);
+    for (int64_t n = 0; n < systems; n++) {
+        const uint32_t seed = first_seed + (uint32_t)n;
+        std::mt19937 rng(seed);
+        const System system = draw_system(rng);
+        std::vector<Transform> transforms;
+        for (int k = 0; k < 12; k++) transforms.push_back(draw_transform(rng, system, system.loops() >= 2 && k % 2 ? 2 : 1));
+        Stats &stats = run.stats;
+        stats.systems++;
+        std::ostringstream type;
+        type << system.type;
+        stats.types[type.str()]++;
+        auto report = [&](const Transform &transform, Failure failure) {
+            stats.failures++;
+            System small = system;
+            Transform small_transform = transform;
+            run.reports.push_back(shrunk_report(system, transform, seed, failure,
+                                                [seed](const System &s, const Transform &t) { return check_case(s, t, seed); }));
+        };
+        ir::UreProgram program;
+        SystemOutcome outcome;
+        Failure f;
+        try {
+            f = check_system(system, transforms[0], seed, program, outcome, stats);
+        } catch (const std::exception &e) {
+            f = {"exception", e.what()};
+        }
+        if (f.failed()) {
+            report(transforms[0], f);
+            continue;
+        }
+        if (outcome == SystemOutcome::IllDefined) stats.ill_defined++;
+        if (outcome != SystemOutcome::WellDefined) continue;
+        for (const Transform &transform : transforms) {
+            apply_transform(program, transform);
+            bool accepted_linear = false;
+            try {
+                f = check_transform(program, seed, stats, accepted_linear);
+            } catch (const std::exception &e) {
+                f = {"exception", e.what()};
+            }
+            if (f.failed()) report(transform, f);
+            else if (accepted_linear) run.accepted.push_back({seed, system, transform});
+        }
+    }
+    return run;
+}
+
+const Run &fuzzer_run() {
+    static const Run run = run_fuzzer();
+    return run;
+}
+
+}  // namespace
+
+TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel executor agree", "[random][systems]") {
+    const Run &run = fuzzer_run();
+    Stats s = run.stats;
+    for (const std::string &r : run.reports) UNSCOPED_INFO(r);
+    std::ostringstream types;
+    for (const auto &[t, n] : s.types) types << " " << t << " " << n;
+    std::cout << "random systems: " << s.systems << " systems (" << s.ill_defined << " ill defined and refused, "
+              << s.front_refusals["no sequential order"] << " with no sequential order;" << types.str() << "), "
+              << s.cases << " validator cases (" << s.cases_by_loops[1] << "/" << s.cases_by_loops[2] << "/"
+              << s.cases_by_loops[3] << " with 1/2/3 loops, " << s.cases_by_space_rows[2] << " with two space rows; "
+              << s.by_verdict[Verdict::Accept] << " accepted), " << s.simulated << " simulated, " << s.executed
+              << " kernels executed (" << s.several_per_lane << " with several PEs per lane, " << s.kernel_refused
+              << " refused by the mapping, " << s.lowering_refused << " by the lowering), " << s.failures
+              << " disagreements\n";
+    for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
+    for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
+    REQUIRE(s.failures == 0);
+    // Every outcome the fuzzer tells apart must occur, or it proves little.
+    if (!std::getenv("PULSE_FUZZ_SYSTEMS")) {
+        CHECK(s.ill_defined > 0);
+        CHECK(s.simulated > 0);
+        CHECK(s.executed >= 2 * s.simulated * 9 / 10);
+        for (Verdict v : {Verdict::Accept, Verdict::Processor, Verdict::Data, Verdict::CrossesInstances}) {
+            INFO(verdict_name(v));
+            CHECK(s.by_verdict.count(v));
+        }
+        CHECK(s.cases_by_loops[3] > 0);
+        CHECK(s.cases_by_space_rows[2] > 0);
+    }
+}
+
+TEST_CASE("the shrinker keeps a failure while making the case smaller", "[random][systems]") {
+    // A stand-in failure: "the system has a recurrence read at distance 2".
+    // Drawn systems with one shrink to a single loop and recurrence whose reproducer still shows it.
+    std::mt19937 rng(7);
+    for (int n = 0; n < 200; n++) {
+        System system = draw_system(rng);
+        Transform transform = draw_transform(rng, system, 1);
+        auto has_distance_two = [](const System &s) {
+            for (const Recurrence &r : s.recurrences)
+                for (const Term &t : r.terms)
+                    for (int64_t d : t.distance)
+                        if (t.kind == Term::RecurrenceRead && (d == 2 || d == -2)) return true;
+            return false;
+        };
+        if (!has_distance_two(system)) continue;
+        for (bool smaller = true; smaller;) {
+            smaller = false;
+            for (auto &[s, t] : shrink_candidates(system, transform)) {
+                if (!has_distance_two(s)) continue;
+                system = s, transform = t, smaller = true;
+                break;
+            }
+        }
+        REQUIRE(system.recurrences.size() == 1);
+        REQUIRE(system.loops() == 1);
+        REQUIRE(system.outputs.size() == 1);
+        const std::string cpp = system_cpp(system, transform);
+        INFO(cpp);
+        REQUIRE((cpp.find("A(i - 2)") != std::string::npos || cpp.find("A(i + 2)") != std::string::npos));
+        return;
+    }
+    FAIL("no drawn system reads at distance 2");
+}
+
+namespace {
+
+/// The CM emulation of one design, emitted, built and run in `dir`.
+Failure check_cm(const System &system, const Transform &transform, const std::filesystem::path &dir) {
+    const std::string name = "shrink";
+    try {
+        ir::UreProgram program = build_system(system, transform);
+        std::vector<std::string> order;
+        for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
+        emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
+    } catch (const CompileError &e) {
+        return {"CM refused", e.what()};
+    }
+    std::string log, out;
+    if (run_command(cm_emulation_compile_command((dir / (name + "_emu.cpp")).string(), (dir / (name + "_emu")).string()), &log) != 0) {
+        return {"CM emulation build", log};
+    }
+    run_command("'" + (dir / (name + "_emu")).string() + "' 0 5 2>&1", &out);
+    if (out != "PASS\n") return {"CM emulation run", out};
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("a sample of accepted random systems runs on the CM emulation to the reference result", "[random][systems][cm]") {
+    // About 16 designs (compiling a CM harness takes seconds), spread over the run.
+    const Run &run = fuzzer_run();
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("pulse_random_systems_cm_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> names;
+    std::map<std::string, const Design *> by_name;
+    int refused = 0;
+    // 32-bit types only: the CM backend's scattered writes move dwords, and it
+    // refuses narrower outputs (docs/backends.md).
+    std::vector<const Design *> wide;
+    for (const Design &d : run.accepted)
+        if (d.system.type.bits() == 32) wide.push_back(&d);
+    const size_t step = std::max<size_t>(1, wide.size() / 16);
+    for (size_t i = 0; i < wide.size(); i += step) {
+        const Design &design = *wide[i];
+        ir::UreProgram program = build_system(design.system, design.transform);
+        std::vector<std::string> order;
+        for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
+        const std::string name = "design" + std::to_string(i);
+        try {
+            emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
+        } catch (const CompileError &e) {
+            // Over the register budget: refused with the numbers (test_cm).
+            INFO(e.what());
+            CHECK(std::string(e.what()).find("register") != std::string::npos);
+            refused++;
+            continue;
+        }
+        names.push_back(name);
+        by_name[name] = &design;
+    }
+    std::string log;
+    build_cm_emulations(dir, names, &log, true);
+    int passed = 0;
+    std::vector<std::string> reports;
+    for (const std::string &n : names) {
+        std::string out;
+        if (!std::filesystem::exists(dir / (n + "_emu"))) out = "(the emulation did not build)";
+        else run_command("'" + (dir / (n + "_emu")).string() + "' 0 5 2>&1", &out);
+        if (out == "PASS\n") {
+            passed++;
+            continue;
+        }
+        // Shrunk against a build of its own, to the smallest design that still fails there.
+        const Design &d = *by_name[n];
+        const std::filesystem::path shrink_dir = dir / ("shrink_" + n);
+        std::filesystem::create_directories(shrink_dir);
+        Failure failure = check_cm(d.system, d.transform, shrink_dir);
+        if (!failure.failed()) failure = {"CM emulation", out + log};
+        reports.push_back(shrunk_report(d.system, d.transform, d.seed, failure, [&](const System &s, const Transform &t) {
+            return check_cm(s, t, shrink_dir);
+        }));
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    std::cout << "random systems: " << passed << " of " << names.size() << " sampled designs pass on the CM emulation ("
+              << refused << " over the CM register budget)\n";
+    for (const std::string &r : reports) std::cout << "disagreement: " << r << "\n";
+    CHECK(reports.empty());
+    if (!std::getenv("PULSE_FUZZ_SYSTEMS")) CHECK(names.size() >= 8);
+}
