@@ -562,6 +562,16 @@ std::string Uniformizer::run(std::string *check_out) {
         if (names.count(r)) diag.reject(prog.function_loc, "the name '" + r + "' would clash with the spec's C++ names; rename it");
         names.insert(r);
     }
+    // The nest belongs to a recurrence Func: with none (no value is read
+    // again), the first output's statement gets one.
+    if (std::find(needs_func.begin(), needs_func.end(), true) == needs_func.end()) {
+        for (size_t s = 0; s < ns; s++) {
+            if (!output_of[s].empty()) {
+                needs_func[s] = true;
+                break;
+            }
+        }
+    }
     for (size_t s = 0; s < ns; s++) {
         if (needs_func[s]) func_name[s] = unique(capitalized(prog.stmts[s].target));
     }
@@ -688,7 +698,7 @@ int64_t c_offset(const int *pos, int dims, const std::vector<int64_t> &inner) {
 }
 
 template<typename T>
-std::vector<T> c_array(const pulse::Buffers &buffers, const char *name, const std::vector<int64_t> &inner, bool *ok) {
+std::vector<T> c_array(const pulse::Buffers &buffers, const char *name, const std::vector<int64_t> &inner) {
     auto it = buffers.find(name);
     if (it == buffers.end()) return std::vector<T>(1, T(0));  // never read by the spec
     Halide::Buffer<T> b = it->second.as<T>();
@@ -696,11 +706,12 @@ std::vector<T> c_array(const pulse::Buffers &buffers, const char *name, const st
     b.for_each_element([&](const int *pos) { size = std::max(size, c_offset(pos, b.dimensions(), inner) + 1); });
     std::vector<T> a(size, T(0));
     b.for_each_element([&](const int *pos) {
+        // The region counts reads under a select everywhere, so it may reach
+        // past the C array (a[i - 1] at i == 0 where C never reads it). An
+        // element the spec did read there would change its output: compare catches it.
         const int64_t f = c_offset(pos, b.dimensions(), inner);
-        if (f < 0) *ok = false;
-        else a[f] = b(pos);
+        if (f >= 0) a[f] = b(pos);
     });
-    if (!*ok) std::printf("input %s: the spec reads an element outside the C array\n", name);
     return a;
 }
 
@@ -759,7 +770,7 @@ std::string Uniformizer::check_text() {
        << "    pulse::ir::UreProgram program = spec.output.lower();\n"
        << "    pulse::Buffers inputs = pulse::random_inputs(program, seed);\n"
        << "    pulse::Buffers outputs = spec.output.realize(inputs);\n"
-       << "    bool ok = true;\n";
+       ;
     for (const auto &p : prog.int_params) os << "    const int " << p << " = " << defaults.at(p) << ";\n";
     std::vector<std::string> call;
     for (const auto &p : prog.params) {
@@ -773,10 +784,10 @@ std::string Uniformizer::check_text() {
         const std::string t = c_type(a.type), ext = "{" + join(inner, ", ") + "}";
         os << "    const std::vector<int64_t> " << p.name << "_inner = " << ext << ";\n";
         if (a.written) os << "    std::vector<" << t << "> " << p.name << "_c = c_output<" << t << ">(outputs, \"" << p.name << "\", " << p.name << "_inner);\n";
-        else os << "    std::vector<" << t << "> " << p.name << "_c = c_array<" << t << ">(inputs, \"" << p.name << "\", " << p.name << "_inner, &ok);\n";
+        else os << "    std::vector<" << t << "> " << p.name << "_c = c_array<" << t << ">(inputs, \"" << p.name << "\", " << p.name << "_inner);\n";
         call.push_back(p.name + "_c.data()");
     }
-    os << "    if (!ok) return 1;\n    " << prog.function << "(" << join(call, ", ") << ");\n    int failed = 0;\n";
+    os << "    " << prog.function << "(" << join(call, ", ") << ");\n    int failed = 0;\n";
     for (const auto &p : prog.params) {
         if (p.is_array && prog.arrays.at(p.name).written) {
             os << "    failed += compare(outputs, \"" << p.name << "\", " << p.name << "_c, " << p.name << "_inner);\n";
