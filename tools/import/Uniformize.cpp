@@ -144,6 +144,9 @@ private:
     std::string point_text(const std::vector<Poly> &p) const;
     void uniformize(const isl::union_map &deps, const isl::union_map &no_source);
     void find_outputs();
+    void check_bounds();
+    void check_access(const Stmt &s, const std::string &target, const std::vector<Poly> &index, const std::string &guard,
+                      clang::SourceRange where, const std::string &text);
     std::string unique(const std::string &base);
     std::string transform(const std::string &space_name, const std::string &time_name, std::string *rule);
     std::string spec_text();
@@ -360,17 +363,26 @@ void Uniformizer::uniformize(const isl::union_map &deps, const isl::union_map &n
                                                point_text(from) + " (line " + std::to_string(writer.line) +
                                                "), at a distance " + point_text(delta) + " that is not constant");
                     if (broadcast && !moving.empty()) {
-                        std::vector<std::string> steps;
+                        // A copy chain along each moving loop: it takes the value
+                        // where the loop is at the writer's coordinate and copies
+                        // it from the previous iteration elsewhere.
+                        std::vector<std::string> chains;
                         for (const auto &v : moving) {
-                            int k = (int)(std::find(vars.begin(), vars.end(), v) - vars.begin());
-                            steps.push_back(v + " from " + v + " == " + from[k].str());
+                            const int k = (int)(std::find(vars.begin(), vars.end(), v) - vars.begin());
+                            const std::string name = capitalized(read.target) + "_" + v;
+                            std::vector<std::string> here, prev;
+                            for (int m = n - 1; m >= 0; m--) {
+                                here.push_back(vars[m]);
+                                prev.push_back(m == k ? vars[m] + " - 1" : vars[m]);
+                            }
+                            chains.push_back(name + "(" + join(here, ", ") + ") = select(" + v + " == " + from[k].str() + ", " +
+                                             read.text + ", " + name + "(" + join(prev, ", ") + "))");
                         }
                         diag.note(read.range, "the value is broadcast along " + join(moving, ", ") +
-                                                  ": propagate it with a copy chain, a variable that takes the value at (" +
-                                                  join(steps, ", ") + ") and copies it from its neighbour at distance 1 "
-                                                  "elsewhere (C(.., " + moving[0] + ") = select(" + moving[0] + " == " +
-                                                  from[std::find(vars.begin(), vars.end(), moving[0]) - vars.begin()].str() +
-                                                  ", value, C(.., " + moving[0] + " - 1))); the read then has a constant distance");
+                                                  "; a copy chain makes the read uniform (distance 1 along " + join(moving, ", ") +
+                                                  "), merged after the assignment of line " + std::to_string(writer.line) + ": " + join(chains, "; ") +
+                                                  "; then read " + capitalized(read.target) + "_" + moving.back() + " at " +
+                                                  moving.back() + " - 1 instead of " + read.text);
                     } else {
                         diag.note(read.range, "no propagation along a loop makes it uniform: the writer's point moves with the reader's");
                     }
@@ -397,6 +409,42 @@ void Uniformizer::uniformize(const isl::union_map &deps, const isl::union_map &n
             text = "select(" + (pieces[k].condition.empty() ? "true" : pieces[k].condition) + ", " + pieces[k].value + ", " + text + ")";
         }
         read.pulse = text;
+    }
+}
+
+// C flattens a multi-dimensional array: an index past an inner extent reaches
+// the next row, where the spec's input or output has a separate coordinate. So
+// every access must stay inside the declared extents (and at or after the
+// array's start) wherever it is performed.
+void Uniformizer::check_access(const Stmt &s, const std::string &target, const std::vector<Poly> &index,
+                               const std::string &guard, clang::SourceRange where, const std::string &text) {
+    const Array &a = prog.arrays.at(target);
+    isl::set domain(ctx, params_prefix + "{ " + tuple("S", s.depth) + domain_constraints(s, guard) + " }");
+    for (size_t k = 0; k < index.size(); k++) {
+        // A flat index (i * M + j) of the outermost dimension is C's own
+        // arithmetic: nothing to flatten, and isl cannot bound it.
+        if (k == 0 && index[k].degree() > 1) continue;
+        if (index[k].degree() > 1 || (k > 0 && a.inner_extents[k - 1].degree() > 1)) {
+            diag.reject(where, "cannot prove that " + text + " stays inside '" + target + "': its index or extent is not "
+                               "affine in the parameters");
+        }
+        std::string outside = isl(index[k]) + " < 0";
+        if (k > 0) outside += " or " + isl(index[k]) + " >= " + isl(a.inner_extents[k - 1]);
+        isl::set bad = domain.intersect(isl::set(ctx, params_prefix + "{ " + tuple("S", s.depth) + " : " + outside + " }"));
+        if (!bad.is_empty()) {
+            diag.reject(where, text + " leaves the array '" + target + "' in dimension " + std::to_string(k + 1) + " (index " +
+                               index[k].str() + (k > 0 ? ", extent " + a.inner_extents[k - 1].str() : ", below 0") + "), e.g. at " +
+                               witness(bad) + (k > 0 ? ": C would address another row" : ": C would address memory before the array"));
+        }
+    }
+}
+
+void Uniformizer::check_bounds() {
+    for (const auto &r : prog.reads) {
+        if (prog.arrays.count(r.target)) check_access(prog.stmts[r.stmt], r.target, r.index, r.guard, r.range, r.text);
+    }
+    for (const auto &s : prog.stmts) {
+        if (prog.arrays.count(s.target)) check_access(s, s.target, s.index, "", s.range, "the write of " + s.target);
     }
 }
 
@@ -526,6 +574,7 @@ std::string Uniformizer::run(std::string *check_out) {
             }
         }
     }
+    check_bounds();
     for (size_t s = 0; s < ns; s++) inlinable[s] = !reads_computed(*prog.stmts[s].value, prog);
     // The dataflow: sinks are the reads of computed values, sources every write.
     isl::union_map sinks = isl::union_map::empty(ctx), sources = isl::union_map::empty(ctx),
