@@ -50,11 +50,29 @@ private:
         }
     }
 
+    CType value_type(const Expr *e) {
+        auto t = scalar_type(e->getType());
+        if (!t) reject(e->getSourceRange(), text(e) + " has type " + e->getType().getAsString() + ": values must be int, float or double");
+        return *t;
+    }
+
     const VarDecl *var_of(const Expr *e) const {
         if (const auto *r = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts())) return dyn_cast<VarDecl>(r->getDecl());
         return nullptr;
     }
 
+    /// The variable `e` names, after its subscripts (outermost first); anything
+    /// else (a pointer expression) is pointer arithmetic, rejected with `why`.
+    const VarDecl *accessed(const Expr *e, std::vector<const Expr *> &subscripts, const std::string &why) {
+        const Expr *base = e->IgnoreParenImpCasts();
+        while (const auto *a = dyn_cast<ArraySubscriptExpr>(base)) {
+            subscripts.insert(subscripts.begin(), a->getIdx());
+            base = a->getBase()->IgnoreParenImpCasts();
+        }
+        const VarDecl *v = var_of(base);
+        if (!v || !isa<DeclRefExpr>(base)) reject(e->getSourceRange(), "pointer arithmetic: " + why);
+        return v;
+    }
     void parameter(const ParmVarDecl *p);
     Poly affine(const Expr *e, const std::string &what, bool params_only);
     std::optional<std::string> condition(const Expr *e, bool negate, std::string *why);
@@ -197,7 +215,6 @@ std::optional<std::string> Builder::condition(const Expr *e, bool negate, std::s
             return std::nullopt;
         }
         bool ok = true;
-        side->IgnoreParenImpCasts();
         std::function<void(const clang::Stmt *)> scan = [&](const clang::Stmt *s) {
             if (!s) return;
             if (const auto *r = dyn_cast<DeclRefExpr>(s)) {
@@ -252,16 +269,8 @@ ValP Builder::read(const Expr *e, const std::string &guard, int stmt) {
     r.guard = guard;
     r.range = e->getSourceRange();
     r.text = text(e);
-    const Expr *base = e->IgnoreParenImpCasts();
     std::vector<const Expr *> subscripts;
-    while (const auto *s = dyn_cast<ArraySubscriptExpr>(base)) {
-        subscripts.insert(subscripts.begin(), s->getIdx());
-        base = s->getBase()->IgnoreParenImpCasts();
-    }
-    const VarDecl *v = var_of(base);
-    if (!v || !isa<DeclRefExpr>(base)) {
-        reject(base->getSourceRange(), "pointer arithmetic: " + text(e) + " does not index an array parameter by name");
-    }
+    const VarDecl *v = accessed(e, subscripts, text(e) + " does not index an array parameter by name");
     CType type;
     if (locals.count(v) && subscripts.empty()) {
         r.target = locals.at(v);
@@ -331,7 +340,7 @@ ValP Builder::value(const Expr *e, const std::string &guard, int stmt) {
         return v;
     }
     if (const auto *lit = dyn_cast<FloatingLiteral>(e)) {
-        auto v = make(Val::Const, *scalar_type(e->getType()));
+        auto v = make(Val::Const, value_type(e));
         v->fval = lit->getValueAsApproximateDouble();
         return v;
     }
@@ -382,21 +391,22 @@ ValP Builder::value(const Expr *e, const std::string &guard, int stmt) {
         if (b->isBitwiseOp() || b->isShiftOp() || b->getOpcode() == BO_Rem) {
             reject(e->getSourceRange(), "operator '" + b->getOpcodeStr().str() + "' is not supported in values (+, -, *, /, comparisons, &&, ||, ?: are)");
         }
-        auto v = make(Val::Binary, b->isComparisonOp() || b->isLogicalOp() ? CType::Bool : *scalar_type(b->getType()));
+        auto v = make(Val::Binary, b->isComparisonOp() || b->isLogicalOp() ? CType::Bool : value_type(b));
         v->op = b->getOpcodeStr().str();
+        // C evaluates the right side of && (||) only where the left one holds
+        // (fails): when that is affine, the right side's reads are guarded by it.
+        std::string right_guard = guard, why;
         if (b->isLogicalOp()) {
-            // C evaluates the right side only when needed; its reads are guarded alike.
-            v->args = {value(b->getLHS(), guard, stmt), value(b->getRHS(), guard, stmt)};
-        } else {
-            v->args = {value(b->getLHS(), guard, stmt), value(b->getRHS(), guard, stmt)};
+            if (auto c = condition(b->getLHS(), b->getOpcode() == BO_LOr, &why)) right_guard = conj(guard, *c);
         }
+        v->args = {value(b->getLHS(), guard, stmt), value(b->getRHS(), right_guard, stmt)};
         return v;
     }
     if (const auto *c = dyn_cast<ConditionalOperator>(e)) {
         std::string why;
         auto cond = condition(c->getCond(), false, &why);
         auto neg = condition(c->getCond(), true, &why);
-        auto v = make(Val::Select, *scalar_type(c->getType()));
+        auto v = make(Val::Select, value_type(c));
         // An affine condition guards the reads of each branch, so a read is
         // uniformized only where C performs it.
         v->args = {value(c->getCond(), guard, stmt), value(c->getTrueExpr(), cond ? conj(guard, *cond) : guard, stmt),
@@ -408,7 +418,7 @@ ValP Builder::value(const Expr *e, const std::string &guard, int stmt) {
         const std::string name = f ? f->getNameAsString() : "";
         static const std::set<std::string> minmax = {"fminf", "fmaxf", "fmin", "fmax"};
         if (minmax.count(name) && call->getNumArgs() == 2) {
-            auto v = make(Val::MinMax, *scalar_type(call->getType()));
+            auto v = make(Val::MinMax, value_type(call));
             v->op = name.substr(1, 3);
             v->args = {value(call->getArg(0), guard, stmt), value(call->getArg(1), guard, stmt)};
             return v;
@@ -421,14 +431,8 @@ ValP Builder::value(const Expr *e, const std::string &guard, int stmt) {
 }
 
 void Builder::lvalue(const Expr *e, Stmt &s) {
-    const Expr *base = e->IgnoreParenImpCasts();
     std::vector<const Expr *> subscripts;
-    while (const auto *a = dyn_cast<ArraySubscriptExpr>(base)) {
-        subscripts.insert(subscripts.begin(), a->getIdx());
-        base = a->getBase()->IgnoreParenImpCasts();
-    }
-    const VarDecl *v = var_of(base);
-    if (!v || !isa<DeclRefExpr>(base)) reject(e->getSourceRange(), "pointer arithmetic: the assignment writes through " + text(e));
+    const VarDecl *v = accessed(e, subscripts, "the assignment writes through " + text(e));
     if (loop_vars.count(v)) reject(e->getSourceRange(), "assignment to the loop variable '" + loop_vars.at(v) + "' inside its loop");
     if (int_params.count(v)) reject(e->getSourceRange(), "assignment to the int parameter '" + int_params.at(v) + "'");
     if (locals.count(v) && subscripts.empty()) {

@@ -592,9 +592,7 @@ std::string Uniformizer::run(std::string *check_out) {
         sinks = sinks.unite(isl::union_map(isl::map(ctx, access(s, name, read.target, read.index, read.guard))));
         sched = sched.unite(isl::union_map(isl::map(ctx, schedule(s, name))));
     }
-    if (getenv("PULSE_IMPORT_DEBUG")) std::fprintf(stderr, "sinks %s\nsources %s\nsched %s\n", isl_union_map_to_str(sinks.get()), isl_union_map_to_str(sources.get()), isl_union_map_to_str(sched.get()));
     isl::union_flow flow = isl::union_access_info(sinks).set_must_source(sources).set_schedule_map(sched).compute_flow();
-    if (getenv("PULSE_IMPORT_DEBUG")) std::fprintf(stderr, "deps %s\nnosrc %s\n", isl_union_map_to_str(flow.get_must_dependence().get()), isl_union_map_to_str(flow.get_must_no_source().get()));
     uniformize(flow.get_must_dependence().reverse(), flow.get_must_no_source());
     find_outputs();
     bool any_output = false;
