@@ -277,9 +277,20 @@ std::string Uniformizer::value_text(const Val &v, const std::map<std::string, st
         auto side = [&](const Val &a) { return logical ? bool_text(a, subst) : number_text(a, subst); };
         return "(" + side(*v.args[0]) + " " + v.op + " " + side(*v.args[1]) + ")";
     }
-    case Val::Select:
+    case Val::Select: {
+        // C's integer min and max (a < b ? a : b, as macros write them) read
+        // as min and max; floats keep the select, which treats -0.0 and NaN as C does.
+        const Val &c = *v.args[0];
+        if (v.type == CType::Int && c.kind == Val::Binary && c.op.find_first_of("<>") == 0) {
+            const std::string a = number_text(*c.args[0], subst), b = number_text(*c.args[1], subst);
+            const std::string t = number_text(*v.args[1], subst), f = number_text(*v.args[2], subst);
+            const bool less = c.op[0] == '<';
+            if (a == t && b == f) return std::string(less ? "min" : "max") + "(" + a + ", " + b + ")";
+            if (a == f && b == t) return std::string(less ? "max" : "min") + "(" + a + ", " + b + ")";
+        }
         return "select(" + bool_text(*v.args[0], subst) + ", " + number_text(*v.args[1], subst) + ", " +
                number_text(*v.args[2], subst) + ")";
+    }
     case Val::MinMax: return v.op + "(" + number_text(*v.args[0], subst) + ", " + number_text(*v.args[1], subst) + ")";
     case Val::Cast:
         if (v.args[0]->kind == Val::Const && v.args[0]->type == CType::Int && v.type != CType::Bool) {
@@ -811,14 +822,15 @@ std::string Uniformizer::check_text() {
         proto.push_back(p.is_array ? std::string(c_type(prog.arrays.at(p.name).type)) + " *" + p.name : "int " + p.name);
     }
     os << "extern \"C\" void " << prog.function << "(" << join(proto, ", ") << ");\n\n"
-       << "bool pulse_import_register_check(const char *spec, int (*check)(unsigned seed));\n\nnamespace {\n" << check_helpers << "\n"
-       << "int check(unsigned seed) {\n"
-       << "    pulse::Spec spec = pulse::build_spec(\"" << spec << "\");\n"
+       << "bool pulse_import_register_check(const char *spec, int (*check)(unsigned seed, const pulse::Params &params));\n\n"
+       << "namespace {\n" << check_helpers << "\n"
+       << "int check(unsigned seed, const pulse::Params &params) {\n"
+       << "    pulse::Spec spec = pulse::build_spec(\"" << spec << "\", params);\n"
        << "    pulse::ir::UreProgram program = spec.output.lower();\n"
        << "    pulse::Buffers inputs = pulse::random_inputs(program, seed);\n"
        << "    pulse::Buffers outputs = spec.output.realize(inputs);\n"
        ;
-    for (const auto &p : prog.int_params) os << "    const int " << p << " = " << defaults.at(p) << ";\n";
+    for (const auto &p : prog.int_params) os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ");\n";
     std::vector<std::string> call;
     for (const auto &p : prog.params) {
         if (!p.is_array) {
