@@ -117,11 +117,14 @@ private:
         x.push_back(std::to_string(s.id));
         return params_prefix + "{ " + tuple(tuple_name, s.depth) + " -> [" + join(x, ", ") + "]" + domain_constraints(s, "") + " }";
     }
-    std::string access(const Stmt &s, const std::string &tuple_name, const std::string &target, const std::vector<Poly> &index,
-                       const std::string &guard) const {
+    std::string index_list(const std::vector<Poly> &index) const {
         std::vector<std::string> idx;
         for (const auto &p : index) idx.push_back(isl(p));
-        return params_prefix + "{ " + tuple(tuple_name, s.depth) + " -> a_" + target + "[" + join(idx, ", ") + "]" +
+        return join(idx, ", ");
+    }
+    std::string access(const Stmt &s, const std::string &tuple_name, const std::string &target, const std::vector<Poly> &index,
+                       const std::string &guard) const {
+        return params_prefix + "{ " + tuple(tuple_name, s.depth) + " -> a_" + target + "[" + index_list(index) + "]" +
                domain_constraints(s, guard) + " }";
     }
     /// The set of points of the merged nest where statement s runs (within `instances`).
@@ -137,11 +140,14 @@ private:
 
     Poly poly_of(const isl::aff &a, clang::SourceRange where, const std::string &what);
     std::string condition_text(const isl::set &set, clang::SourceRange where);
+    std::vector<int64_t> sample(const isl::set &set) const;
+    std::string defaults_text() const;
     std::string witness(const isl::set &set) const;
     std::string value_text(const Val &v, const std::map<std::string, std::string> &subst) const;
     std::string number_text(const Val &v, const std::map<std::string, std::string> &subst) const;
     std::string bool_text(const Val &v, const std::map<std::string, std::string> &subst) const;
     std::string point_text(const std::vector<Poly> &p) const;
+    std::string element_text(const isl::set &set) const;
     void uniformize(const isl::union_map &deps, const isl::union_map &no_source);
     void find_outputs();
     void check_bounds();
@@ -224,20 +230,39 @@ std::string Uniformizer::condition_text(const isl::set &set, clang::SourceRange 
     return join(disjuncts, " || ");
 }
 
-// A point of `set` with the parameters at their defaults, for messages.
-std::string Uniformizer::witness(const isl::set &set) const {
+// A point of `set` with the parameters at their defaults, for messages; empty
+// if it has none there.
+std::vector<int64_t> Uniformizer::sample(const isl::set &set) const {
     std::vector<std::string> fix;
     for (const auto &p : prog.int_params) fix.push_back("p_" + p + " = " + std::to_string(defaults.at(p)));
     isl::set s = set.intersect_params(isl::set(ctx, params_prefix + "{ : " + (fix.empty() ? "true" : join(fix, " and ")) + " }"));
-    if (s.is_empty()) return "";
+    std::vector<int64_t> c;
+    if (s.is_empty()) return c;
     isl::point pt = s.sample_point();
-    std::vector<std::string> c;
     for (int k = 0; k < (int)isl_set_dim(s.get(), isl_dim_set); k++) {
-        c.push_back(vars[k] + " = " + std::to_string(isl_val_get_num_si(isl::manage(isl_point_get_coordinate_val(pt.get(), isl_dim_set, k)).get())));
+        c.push_back(isl_val_get_num_si(isl::manage(isl_point_get_coordinate_val(pt.get(), isl_dim_set, k)).get()));
     }
+    return c;
+}
+
+std::string Uniformizer::defaults_text() const {
     std::vector<std::string> ps;
     for (const auto &p : prog.int_params) ps.push_back(p + " = " + std::to_string(defaults.at(p)));
-    return "(" + join(c, ", ") + (ps.empty() ? "" : " with " + join(ps, ", ")) + ")";
+    return join(ps, ", ");
+}
+
+// A point of the loop nest in `set`: (i = 0, k = 0 with N = 8).
+std::string Uniformizer::witness(const isl::set &set) const {
+    std::vector<std::string> c;
+    for (int64_t v : sample(set)) c.push_back(vars[c.size()] + " = " + std::to_string(v));
+    return "(" + join(c, ", ") + (prog.int_params.empty() ? "" : " with " + defaults_text()) + ")";
+}
+
+// An element of an array in `set`: [3][0] (with N = 8).
+std::string Uniformizer::element_text(const isl::set &set) const {
+    std::string text;
+    for (int64_t v : sample(set)) text += "[" + std::to_string(v) + "]";
+    return text + (prog.int_params.empty() ? "" : " (with " + defaults_text() + ")");
 }
 
 std::string Uniformizer::point_text(const std::vector<Poly> &p) const {
@@ -485,6 +510,19 @@ void Uniformizer::find_outputs() {
         }
         giver[s.target] = s.id;
         output_of[s.id] = s.target;
+        // A Pulse output is written over the whole box its index spans on the
+        // loop nest; C may leave elements as they were, which the spec cannot say.
+        const std::string name = "S" + std::to_string(s.id);
+        isl::map index(ctx, access(s, name, s.target, s.index, ""));
+        isl::map spans(ctx, params_prefix + "{ " + tuple(name, s.depth) + " -> a_" + s.target + "[" + index_list(s.index) + "] : " +
+                                (s.depth ? box(s.depth) + " and " : "") + context() + " }");
+        isl::set missing = spans.range().subtract(mine.apply(index));
+        if (!missing.is_empty()) {
+            diag.reject(s.range, "only part of '" + s.target + "' is written: its index spans elements over the loop nest that "
+                                 "this assignment never writes, e.g. " + s.target + element_text(missing) +
+                                 "; a Pulse output is written over the whole box its index spans, so assign every element "
+                                 "(a conditional value instead of an if)");
+        }
     }
 }
 
