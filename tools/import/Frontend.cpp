@@ -262,6 +262,14 @@ ValP make(Val::Kind k, CType t) {
     return v;
 }
 
+/// `v` as type `t`: itself, or a cast (C's conversions, spelled out).
+ValP converted(ValP v, CType t) {
+    if (v->type == t) return v;
+    auto c = make(Val::Cast, t);
+    c->args = {v};
+    return c;
+}
+
 // An array element or local scalar read as a value.
 ValP Builder::read(const Expr *e, const std::string &guard, int stmt) {
     Read r;
@@ -313,11 +321,7 @@ ValP Builder::value(const Expr *e, const std::string &guard, int stmt) {
             auto t = scalar_type(c->getType());
             if (c->getType()->isBooleanType()) t = CType::Bool;
             if (!t) reject(e->getSourceRange(), "conversion to " + c->getType().getAsString() + " is not supported");
-            ValP inner = value(c->getSubExpr(), guard, stmt);
-            if (inner->type == *t) return inner;
-            auto v = make(Val::Cast, *t);
-            v->args = {inner};
-            return v;
+            return converted(value(c->getSubExpr(), guard, stmt), *t);
         }
         default: break;
         }
@@ -325,11 +329,7 @@ ValP Builder::value(const Expr *e, const std::string &guard, int stmt) {
     if (const auto *c = dyn_cast<CStyleCastExpr>(e)) {
         auto t = scalar_type(c->getType());
         if (!t) reject(e->getSourceRange(), "cast to " + c->getType().getAsString() + ": only int, float and double values are accepted");
-        ValP inner = value(c->getSubExpr(), guard, stmt);
-        if (inner->type == *t) return inner;
-        auto v = make(Val::Cast, *t);
-        v->args = {inner};
-        return v;
+        return converted(value(c->getSubExpr(), guard, stmt), *t);
     }
     if (e->getType()->isPointerType() || e->getType()->isArrayType()) {
         reject(e->getSourceRange(), "pointer arithmetic: " + text(e) + " is a pointer; read array elements by index (x[i])");
@@ -497,26 +497,10 @@ void Builder::assignment(const Expr *e, const std::string &guard, const clang::S
         if (ca->getOpcode() == BO_DivAssign && t == CType::Int) {
             reject(e->getSourceRange(), "integer division: C rounds toward zero and Pulse (Halide) rounds down");
         }
-        ValP old = read(b->getLHS(), guard, id);
-        if (old->type != *t) {
-            auto c = make(Val::Cast, *t);
-            c->args = {old};
-            old = c;
-        }
         auto v = make(Val::Binary, *t);
         v->op = BinaryOperator::getOpcodeStr(BinaryOperator::getOpForCompoundAssignment(ca->getOpcode())).str();
-        v->args = {old, value(b->getRHS(), guard, id)};
-        if (v->args[1]->type != *t) {
-            auto c = make(Val::Cast, *t);
-            c->args = {v->args[1]};
-            v->args[1] = c;
-        }
-        if (*t != s.type) {
-            auto c = make(Val::Cast, s.type);
-            c->args = {v};
-            v = c;
-        }
-        prog.stmts[id].value = v;
+        v->args = {converted(read(b->getLHS(), guard, id), *t), converted(value(b->getRHS(), guard, id), *t)};
+        prog.stmts[id].value = converted(v, s.type);
     } else {
         prog.stmts[id].value = value(b->getRHS(), guard, id);
     }
