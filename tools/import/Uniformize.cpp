@@ -58,6 +58,10 @@ public:
         params_prefix = "[" + join(prefixed(prog.int_params, "p_"), ", ") + "] -> ";
     }
 
+    ~Uniformizer() { isl_ctx_free(ctx.release()); }
+    Uniformizer(const Uniformizer &) = delete;
+    Uniformizer &operator=(const Uniformizer &) = delete;
+
     std::string run(std::string *check_out);
 
 private:
