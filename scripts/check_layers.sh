@@ -11,6 +11,9 @@
 #   frontend  frontend/include/pulse, frontend/src   the embedded language (pulse.h)
 #   tools     tools                the generator command line
 #
+# tools/import (pulse-import, a C front end on Clang) stands beside the layers:
+# it links neither Halide nor the compiler, so it includes only its own headers.
+#
 # Headers are named by their folder ("ir/KernelIR.h", "pulse/pulse.h"); a
 # quoted include that names no folder must be a file beside the includer. It
 # fails on an include from a higher layer, on an include it cannot place, and
@@ -37,6 +40,7 @@ layer_of() {
         compiler/codegen) echo codegen ;;
         frontend/include/pulse | frontend/src) echo frontend ;;
         tools) echo tools ;;
+        tools/import) echo import ;;
         *) echo "" ;;
     esac
 }
@@ -50,7 +54,7 @@ while IFS= read -r file; do
     files=$((files + 1))
     from=$(layer_of "$file")
     if [[ -z "$from" ]]; then
-        fail "$file: not in a layer folder (base/include/pulse, compiler/{ir,exec,analysis,lower,codegen}, frontend/{include/pulse,src}, tools)"
+        fail "$file: not in a layer folder (base/include/pulse, compiler/{ir,exec,analysis,lower,codegen}, frontend/{include/pulse,src}, tools, tools/import)"
         continue
     fi
     # Only directives at the start of a line: the backends print "#include" inside strings.
@@ -78,6 +82,12 @@ while IFS= read -r file; do
         esac
         includes=$((includes + 1))
         to=$(layer_of "$target")
+        if [[ "$from" == import || "$to" == import ]]; then
+            if [[ "$from" != "$to" ]]; then
+                fail "$file:$line: includes $target: tools/import includes only its own headers, and no layer includes it"
+            fi
+            continue
+        fi
         if (( ${rank[$to]} > ${rank[$from]} )); then
             fail "$file:$line: includes $target: $from must not include $to (layers, lowest first: ${layers[*]})"
         fi

@@ -2,7 +2,8 @@
 # Installs what Pulse needs from Debian's packages, if it is missing.
 # Idempotent and fast when everything is present.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libhalide14-0-dev libisl-dev libeigen3-dev catch2 python3-matplotlib)
+packages=(cmake ninja-build g++ pkg-config libhalide14-0-dev libisl-dev libeigen3-dev catch2 python3-matplotlib
+          libclang-cpp14-dev libclang-14-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
