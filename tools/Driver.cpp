@@ -42,9 +42,17 @@ Progress progress_on_stderr(const std::string &what, const std::string &units) {
     using Clock = std::chrono::steady_clock;
     const Clock::time_point start = Clock::now();
     auto last = std::make_shared<Clock::time_point>(start);
+    // PULSE_PROGRESS_INTERVAL: seconds between lines (default 1; 0 reports
+    // every time the evaluation does, which makes the output testable).
+    std::chrono::duration<double> interval(1.0);
+    if (const char *env = std::getenv("PULSE_PROGRESS_INTERVAL")) {
+        char *end = nullptr;
+        const double seconds = std::strtod(env, &end);
+        if (end != env && *end == '\0' && seconds >= 0) interval = std::chrono::duration<double>(seconds);
+    }
     return [=](int64_t done, int64_t total) {
         const Clock::time_point now = Clock::now();
-        if (now - start < std::chrono::seconds(1) || now - *last < std::chrono::seconds(1)) return;
+        if (now - start < interval || now - *last < interval) return;
         *last = now;
         std::cerr << what << ": " << (total > 0 ? 100 * done / total : 0) << "% (" << done << " of " << total << " " << units
                   << ", " << std::chrono::duration_cast<std::chrono::seconds>(now - start).count() << " s)" << std::endl;
@@ -69,7 +77,9 @@ const char *driver_usage_text() {
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
            "  -o DIR              output directory of --emit (required with --emit; created if missing) and of\n"
-           "                      --explore (default .)\n") + explore_usage_text();
+           "                      --explore (default .)\n"
+           "  (--realize, --simulate and --execute-kernel report progress on stderr every\n"
+           "  PULSE_PROGRESS_INTERVAL seconds, default 1, once they run longer)\n") + explore_usage_text();
     return text.c_str();
 }
 
