@@ -18,10 +18,7 @@ import os
 import statistics
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+from plot_common import labelled_bars, plt, save_fraction_figure
 
 LABELS = {
     "pulse": "Pulse",
@@ -93,16 +90,8 @@ def plot_conv2d(series, path):
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
     ax.set_xticks(sorted(ks))
     ax.set_xlabel("filter size K (K x K)")
-    ax.set_ylabel("fraction of the floor")
     sizes = sorted({(w, h) for _, w, h in series})
-    title = "2-D convolution" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} outputs")
-    ax.set_title(title)
-    ax.set_ylim(0, max(1.3, ax.get_ylim()[1]))  # room for the legend above the floor line
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper center", ncol=3, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_fraction_figure(fig, ax, path, "2-D convolution" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} outputs"))
 
 
 def plot_conv1d(series, path):
@@ -117,21 +106,11 @@ def plot_conv1d(series, path):
             if q in series[key]:
                 xs.append(i - 0.4 + width * (n + 0.5))
                 ys.append(statistics.median(series[key][q]))
-        bars = ax.bar(xs, ys, width, label=label(key, several, "conv1d"))
-        if hasattr(ax, "bar_label"):  # matplotlib 3.4 and later
-            ax.bar_label(bars, fmt="%.2f", fontsize=8)
-    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+        labelled_bars(ax, xs, ys, width, label(key, several, "conv1d"))
     ax.set_xticks(range(len(qs)))
     ax.set_xticklabels([f"Q={q}" for q in qs])
-    ax.set_ylabel("fraction of the floor")
     sizes = sorted({w for _, w, _ in series})
-    ax.set_title("1-D convolution" + ("" if several else f", N = {sizes[0]}"))
-    ax.set_ylim(0, max(1.3, ax.get_ylim()[1]))  # room for the legend above the floor line
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(loc="upper center", ncol=3, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_fraction_figure(fig, ax, path, "1-D convolution" + ("" if several else f", N = {sizes[0]}"), grid_axis="y")
 
 
 def main():

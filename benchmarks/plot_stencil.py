@@ -17,10 +17,7 @@ import os
 import statistics
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+from plot_common import labelled_bars, plt, save_fraction_figure
 
 LABELS = {"pulse": "Pulse", "plain": "plain CUDA", "npp": "NPP"}
 ORDER = ["pulse", "plain", "npp"]
@@ -75,21 +72,12 @@ def plot(rows, path):
                 xs.append(i - 0.4 + width * (n + 0.5))
                 ys.append(statistics.median(rows[key][p]))
         text = LABELS.get(kernel, kernel) + (f" ({w}x{h})" if several else "")
-        bars = ax.bar(xs, ys, width, label=text, color=colors(n % colors.N))
-        if hasattr(ax, "bar_label"):  # matplotlib 3.4 and later
-            ax.bar_label(bars, fmt="%.2f", fontsize=7)
-    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+        labelled_bars(ax, xs, ys, width, text, fontsize=7, color=colors(n % colors.N))
     ax.set_xticks(range(len(problems)))
     ax.set_xticklabels([f"{s} {t}" for s, t in problems])
-    ax.set_ylabel("fraction of the bandwidth floor")
     sizes = sorted({(w, h) for _, w, h in keys})
-    ax.set_title("2-D stencils, single sweep" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} cells"))
-    ax.set_ylim(0, max(1.3, ax.get_ylim()[1]))  # room for the legend above the floor line
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(loc="upper center", ncol=4, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    title = "2-D stencils, single sweep" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} cells")
+    save_fraction_figure(fig, ax, path, title, ylabel="fraction of the bandwidth floor", ncol=4, grid_axis="y")
 
 
 def main():
