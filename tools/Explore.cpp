@@ -244,10 +244,12 @@ std::pair<int64_t, int64_t> parse_range(const std::string &v) {
     size_t colon = v.find(':', 1);
     char *end = nullptr;
     if (colon != std::string::npos) {
+        // Named strings: strtoll's end pointer points into them.
+        const std::string low_text = v.substr(0, colon), high_text = v.substr(colon + 1);
         errno = 0;
-        long long lo = std::strtoll(v.substr(0, colon).c_str(), &end, 10);
+        long long lo = std::strtoll(low_text.c_str(), &end, 10);
         bool ok = *end == 0 && colon > 0;
-        long long hi = std::strtoll(v.substr(colon + 1).c_str(), &end, 10);
+        long long hi = std::strtoll(high_text.c_str(), &end, 10);
         ok = ok && *end == 0 && colon + 1 < v.size() && !errno;
         if (ok && lo <= hi && lo >= -16 && hi <= 16) return {lo, hi};
     }
@@ -359,7 +361,8 @@ bool parse_explore_flag(const std::string &flag, int &i, int argc, char **argv, 
         size_t eq = v.find('=');
         if (eq == std::string::npos || eq == 0) compile_error("--fix-row ", v, ": expected R=a,b,... (e.g. --fix-row 1=0,1)");
         char *end = nullptr;
-        long r = std::strtol(v.substr(0, eq).c_str(), &end, 10);
+        const std::string row_text = v.substr(0, eq);  // strtol's end pointer points into it
+        long r = std::strtol(row_text.c_str(), &end, 10);
         if (*end || r < 0) compile_error("--fix-row ", v, ": the row R must be an integer >= 0");
         o.fixed_rows[(int)r] = parse_list("--fix-row", v.substr(eq + 1));
     }
