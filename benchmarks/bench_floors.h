@@ -82,4 +82,12 @@ BenchStart start_bench() {
     return b;
 }
 
+/// The exit status of a benchmark whose rows all ran: 1 (and how many) if
+/// any row failed its check.
+int bench_exit_status(int failures) {
+    if (!failures) return 0;
+    std::printf("\n%d row(s) failed their check\n", failures);
+    return 1;
+}
+
 #endif

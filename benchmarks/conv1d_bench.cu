@@ -270,9 +270,5 @@ int main(int argc, char **argv) {
         std::printf("FAIL: %s\n", e.what());
         return 1;
     }
-    if (failures) {
-        std::printf("\n%d row(s) failed their check\n", failures);
-        return 1;
-    }
-    return 0;
+    return bench_exit_status(failures);
 }

@@ -791,6 +791,18 @@ std::vector<std::string> scalar_arguments(const sys::SystolicProgram &p, const s
     return a;
 }
 
+/// `main` of a host program up to the kernel: its arguments (instances,
+/// seed) and the buffers' setup.
+std::string main_prologue(const std::string &name, const HostParts &parts) {
+    std::ostringstream out;
+    out << "int main(int argc, char **argv) {\n";
+    out << "    int64_t instances = argc > 1 ? std::atoll(argv[1]) : 0;\n";
+    out << "    if (instances <= 0) instances = " << name << "_default_instances();\n";
+    out << "    unsigned seed = argc > 2 ? (unsigned)std::atoi(argv[2]) : 1u;\n";
+    out << parts.setup;
+    return out.str();
+}
+
 }  // namespace
 
 std::string emit_cm_emulation_harness(const sys::SystolicProgram &p, const std::string &name,
@@ -805,11 +817,7 @@ std::string emit_cm_emulation_harness(const sys::SystolicProgram &p, const std::
            "<vector>\n\n";
     out << "#include \"" << name << "_genx.cpp\"\n#include \"" << name << "_reference.h\"\n\n";
     out << host_helpers() << "\n";
-    out << "int main(int argc, char **argv) {\n";
-    out << "    int64_t instances = argc > 1 ? std::atoll(argv[1]) : 0;\n";
-    out << "    if (instances <= 0) instances = " << name << "_default_instances();\n";
-    out << "    unsigned seed = argc > 2 ? (unsigned)std::atoi(argv[2]) : 1u;\n";
-    out << parts.setup;
+    out << main_prologue(name, parts);
     out << "    // The kernel, thread by thread: " << threads_per_group(p, runtime_loop) << " threads per group.\n";
     out << "    const int64_t threads = " << fixed_instances(p, runtime_loop) << " * instances, per_group = "
         << threads_per_group(p, runtime_loop) << ";\n";
@@ -858,11 +866,7 @@ std::string emit_cm_host(const sys::SystolicProgram &p, const std::string &name,
            "        }                                                                        \\\n"
            "    } while (0)\n\n";
     out << host_helpers() << "\n";
-    out << "int main(int argc, char **argv) {\n";
-    out << "    int64_t instances = argc > 1 ? std::atoll(argv[1]) : 0;\n";
-    out << "    if (instances <= 0) instances = " << name << "_default_instances();\n";
-    out << "    unsigned seed = argc > 2 ? (unsigned)std::atoi(argv[2]) : 1u;\n";
-    out << parts.setup;
+    out << main_prologue(name, parts);
     out << R"(    // The first GPU of the first driver.
     ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
     uint32_t count = 1;

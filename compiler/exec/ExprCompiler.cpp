@@ -40,15 +40,6 @@ uint64_t euclidean_mod(int64_t x, int64_t y) {
     return (uint64_t)r;
 }
 
-/// The shape of a scalar type the evaluator distinguishes.
-enum class Shape { Bool, Signed, Unsigned, Float32, Float64 };
-
-Shape shape_of(Type t) {
-    if (t.is_bool()) return Shape::Bool;
-    if (t.is_int()) return Shape::Signed;
-    if (t.is_uint()) return Shape::Unsigned;
-    return t.bits() == 32 ? Shape::Float32 : Shape::Float64;
-}
 
 }  // namespace
 
@@ -124,15 +115,15 @@ private:
     Closure arithmetic(const Expr &ea, const Expr &eb, Type t, Arith op) {
         Closure a = compile(ea), b = compile(eb);
         const int w = t.bits();
-        switch (shape_of(t)) {
-        case Shape::Float32: return float_arithmetic<float>(a, b, op);
-        case Shape::Float64: return float_arithmetic<double>(a, b, op);
-        case Shape::Bool:
+        switch (scalar_shape(t)) {
+        case ScalarShape::Float32: return float_arithmetic<float>(a, b, op);
+        case ScalarShape::Float64: return float_arithmetic<double>(a, b, op);
+        case ScalarShape::Bool:
             if (op == Arith::Min) return [a, b](EvalState &s) { return Scalar::of_bool(a(s).is_true() && b(s).is_true()); };
             if (op == Arith::Max) return [a, b](EvalState &s) { return Scalar::of_bool(a(s).is_true() || b(s).is_true()); };
             compile_error("arithmetic on bool values is not evaluated: ", ir::to_source(ea), ", ", ir::to_source(eb));
-        case Shape::Signed:
-        case Shape::Unsigned: break;
+        case ScalarShape::Signed:
+        case ScalarShape::Unsigned: break;
         }
         const bool sgn = t.is_int();
         switch (op) {
@@ -224,20 +215,20 @@ private:
             }
             return false;
         };
-        switch (shape_of(t)) {
-        case Shape::Bool:
+        switch (scalar_shape(t)) {
+        case ScalarShape::Bool:
             return [a, b, decide](EvalState &s) { return Scalar::of_bool(decide((int)a(s).is_true(), (int)b(s).is_true())); };
-        case Shape::Signed:
+        case ScalarShape::Signed:
             return [a, b, w, decide](EvalState &s) {
                 return Scalar::of_bool(decide(signed_operand(a(s), w), signed_operand(b(s), w)));
             };
-        case Shape::Unsigned:
+        case ScalarShape::Unsigned:
             return [a, b, w, decide](EvalState &s) {
                 return Scalar::of_bool(decide(unsigned_operand(a(s), w), unsigned_operand(b(s), w)));
             };
-        case Shape::Float32:
+        case ScalarShape::Float32:
             return [a, b, decide](EvalState &s) { return Scalar::of_bool(decide(a(s).as_float(), b(s).as_float())); };
-        case Shape::Float64:
+        case ScalarShape::Float64:
             return [a, b, decide](EvalState &s) { return Scalar::of_bool(decide(a(s).as_double(), b(s).as_double())); };
         }
         compile_error("internal error: unknown comparison");
@@ -261,15 +252,15 @@ private:
             Closure a = args.at(0);
             const Type at = op->args.at(0).type();
             const int w = at.bits();
-            switch (shape_of(at)) {
-            case Shape::Signed:
+            switch (scalar_shape(at)) {
+            case ScalarShape::Signed:
                 return [a, w, t](EvalState &s) {
                     int64_t x = signed_operand(a(s), w);
                     uint64_t m = x < 0 ? uint64_t(0) - (uint64_t)x : (uint64_t)x;
                     return make_integer(m, t.is_int(), t.bits());
                 };
-            case Shape::Float32: return [a](EvalState &s) { return Scalar::of_float(std::fabs(a(s).as_float())); };
-            case Shape::Float64: return [a](EvalState &s) { return Scalar::of_double(std::fabs(a(s).as_double())); };
+            case ScalarShape::Float32: return [a](EvalState &s) { return Scalar::of_float(std::fabs(a(s).as_float())); };
+            case ScalarShape::Float64: return [a](EvalState &s) { return Scalar::of_double(std::fabs(a(s).as_double())); };
             default: return [a, at](EvalState &s) { return Scalar::normalize(a(s), at); };
             }
         }

@@ -35,25 +35,23 @@ int64_t signed_operand(const Scalar &v, int width) { return wrap_signed(v.as_uin
 /// An operand of unsigned integer type of `width` bits, as its exact value.
 uint64_t unsigned_operand(const Scalar &v, int width) { return v.as_uint() & width_mask(width); }
 
-/// The shape of a scalar type the evaluator distinguishes.
-enum class Shape { Bool, Signed, Unsigned, Float32, Float64 };
-
-Shape shape_of(Type t) {
-    if (t.is_bool()) return Shape::Bool;
-    if (t.is_int()) return Shape::Signed;
-    if (t.is_uint()) return Shape::Unsigned;
-    return t.bits() == 32 ? Shape::Float32 : Shape::Float64;
-}
 
 }  // namespace
 
+ScalarShape scalar_shape(Type t) {
+    if (t.is_bool()) return ScalarShape::Bool;
+    if (t.is_int()) return ScalarShape::Signed;
+    if (t.is_uint()) return ScalarShape::Unsigned;
+    return t.bits() == 32 ? ScalarShape::Float32 : ScalarShape::Float64;
+}
+
 Scalar Scalar::zero(Type t) {
-    switch (shape_of(t)) {
-    case Shape::Bool:
-    case Shape::Unsigned: return of_uint(0);
-    case Shape::Signed: return of_int(0);
-    case Shape::Float32: return of_float(0.0f);
-    case Shape::Float64: return of_double(0.0);
+    switch (scalar_shape(t)) {
+    case ScalarShape::Bool:
+    case ScalarShape::Unsigned: return of_uint(0);
+    case ScalarShape::Signed: return of_int(0);
+    case ScalarShape::Float32: return of_float(0.0f);
+    case ScalarShape::Float64: return of_double(0.0);
     }
     return Scalar();
 }
@@ -131,39 +129,39 @@ void require_supported_type(Type t, const std::string &where) {
 }
 
 Scalar Scalar::normalize(Scalar v, Type t) {
-    switch (shape_of(t)) {
-    case Shape::Bool: return of_bool(v.is_true());
-    case Shape::Signed: return of_int(wrap_signed(v.is_integer() ? v.as_uint() : (uint64_t)v.as_int(), t.bits()));
-    case Shape::Unsigned: return of_uint(v.as_uint() & width_mask(t.bits()));
-    case Shape::Float32: return of_float(v.as_float());
-    case Shape::Float64: return of_double(v.as_double());
+    switch (scalar_shape(t)) {
+    case ScalarShape::Bool: return of_bool(v.is_true());
+    case ScalarShape::Signed: return of_int(wrap_signed(v.is_integer() ? v.as_uint() : (uint64_t)v.as_int(), t.bits()));
+    case ScalarShape::Unsigned: return of_uint(v.as_uint() & width_mask(t.bits()));
+    case ScalarShape::Float32: return of_float(v.as_float());
+    case ScalarShape::Float64: return of_double(v.as_double());
     }
     return v;
 }
 
 Scalar Scalar::cast(Scalar v, Type from, Type to) {
-    const Shape f = shape_of(from), t = shape_of(to);
-    if (f == Shape::Float32 || f == Shape::Float64) {
+    const ScalarShape f = scalar_shape(from), t = scalar_shape(to);
+    if (f == ScalarShape::Float32 || f == ScalarShape::Float64) {
         // Read the float at its own precision, then convert once.
-        const double x = f == Shape::Float32 ? (double)v.as_float() : v.as_double();
+        const double x = f == ScalarShape::Float32 ? (double)v.as_float() : v.as_double();
         switch (t) {
-        case Shape::Bool: return of_bool(x != 0 || std::isnan(x));
-        case Shape::Signed: return of_int(wrap_signed((uint64_t)truncate_to_int64(x), to.bits()));
-        case Shape::Unsigned: return of_uint(truncate_to_uint64(x) & width_mask(to.bits()));
-        case Shape::Float32: return of_float(f == Shape::Float32 ? v.as_float() : (float)x);
-        case Shape::Float64: return of_double(x);
+        case ScalarShape::Bool: return of_bool(x != 0 || std::isnan(x));
+        case ScalarShape::Signed: return of_int(wrap_signed((uint64_t)truncate_to_int64(x), to.bits()));
+        case ScalarShape::Unsigned: return of_uint(truncate_to_uint64(x) & width_mask(to.bits()));
+        case ScalarShape::Float32: return of_float(f == ScalarShape::Float32 ? v.as_float() : (float)x);
+        case ScalarShape::Float64: return of_double(x);
         }
     }
     // An integer or bool source: its exact value first.
-    const bool is_signed = f == Shape::Signed;
+    const bool is_signed = f == ScalarShape::Signed;
     const int64_t si = is_signed ? signed_operand(v, from.bits()) : 0;
-    const uint64_t ui = is_signed ? (uint64_t)si : f == Shape::Bool ? (v.is_true() ? 1 : 0) : unsigned_operand(v, from.bits());
+    const uint64_t ui = is_signed ? (uint64_t)si : f == ScalarShape::Bool ? (v.is_true() ? 1 : 0) : unsigned_operand(v, from.bits());
     switch (t) {
-    case Shape::Bool: return of_bool(ui != 0);
-    case Shape::Signed: return of_int(wrap_signed(ui, to.bits()));
-    case Shape::Unsigned: return of_uint(ui & width_mask(to.bits()));
-    case Shape::Float32: return of_float(is_signed ? (float)si : (float)ui);
-    case Shape::Float64: return of_double(is_signed ? (double)si : (double)ui);
+    case ScalarShape::Bool: return of_bool(ui != 0);
+    case ScalarShape::Signed: return of_int(wrap_signed(ui, to.bits()));
+    case ScalarShape::Unsigned: return of_uint(ui & width_mask(to.bits()));
+    case ScalarShape::Float32: return of_float(is_signed ? (float)si : (float)ui);
+    case ScalarShape::Float64: return of_double(is_signed ? (double)si : (double)ui);
     }
     return v;
 }

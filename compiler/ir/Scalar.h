@@ -108,6 +108,10 @@ bool is_supported_type(Halide::Type t);
 /// bool, signed and unsigned integers of 8, 16, 32 and 64 bits, float32, float64.
 void require_supported_type(Halide::Type t, const std::string &where);
 
+/// The shape of a scalar type the evaluators distinguish (Scalar and ExprCompiler).
+enum class ScalarShape { Bool, Signed, Unsigned, Float32, Float64 };
+ScalarShape scalar_shape(Halide::Type t);
+
 /// The low `bits` bits set (all 64 for 64 or more).
 inline uint64_t width_mask(int bits) { return bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1; }
 
