@@ -254,24 +254,16 @@ void print_row(const std::string &label, const std::string &kernel, int K, int64
 /// check is reported and counted; the row is still timed unless it threw.
 void run_row(const Row &row, const Problem &pr, const std::vector<float> &hw, int K, const Floors &floors,
              cudaStream_t stream) {
-    std::string check;
-    double ms = NAN;
-    try {
-        row.poison();
-        row.run();
-        PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
-        PULSE_CUDA_CHECK(cudaGetLastError());
-        CheckResult c = check_result(pr, hw, K, row.out, row.out_pitch, row.tolerance, row.padding);
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
-        check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
-        if (!c.ok) failures++;
-        ms = pulse::cuda::time_median_ms(row.run, 3, 25, stream);
-    } catch (const std::exception &e) {
-        if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
-        check = std::string("FAIL ") + e.what();
-        cudaGetLastError();  // clear a non-sticky error so later rows can run
-    }
+    double ms;
+    const std::string check = check_then_time(
+        [&] {
+            row.poison();
+            row.run();
+            PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
+            PULSE_CUDA_CHECK(cudaGetLastError());
+            return check_result(pr, hw, K, row.out, row.out_pitch, row.tolerance, row.padding);
+        },
+        row.run, stream, failures, ms);
     print_row(row.label, row.kernel, K, pr.W, pr.H, ms, floors, check);
 }
 

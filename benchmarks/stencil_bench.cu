@@ -245,20 +245,8 @@ struct Bench {
     /// Checks a row, then times it. A failed check is reported and counted;
     /// the row is still timed unless it threw.
     void run_row(const Row &row) const {
-        std::string check;
-        double ms = NAN;
-        try {
-            CheckResult c = run_and_check(row.run);
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
-            check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
-            if (!c.ok) failures++;
-            ms = pulse::cuda::time_median_ms(row.run, 3, 25, stream);
-        } catch (const std::exception &e) {
-            if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
-            check = std::string("FAIL ") + e.what();
-            cudaGetLastError();  // clear a non-sticky error so later rows can run
-        }
+        double ms;
+        const std::string check = check_then_time([&] { return run_and_check(row.run); }, row.run, stream, failures, ms);
         print_row<T>(row.label, row.kernel, shape, pr.W, pr.H, ms, floors, check);
     }
 };
