@@ -111,6 +111,12 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"stencil2d_9pt", test::params({{"F64", 1}, {"RT", 2}, {"R", 7}, {"B", 2}})},
         {"stencil2d_25pt", test::params({{"RT", 2}, {"R", 5}, {"B", 2}})},
         {"stencil2d_star2", test::params({{"F64", 1}, {"RT", 3}, {"S", 2}, {"R", 13}, {"B", 2}})},
+        // 3-D stencils: the planes a grid loop (S = 1), and walked by each warp
+        // (S planes per warp, the last walk partial), fp32 and fp64.
+        {"stencil3d_7pt", test::params({{"RT", 3}, {"S", 1}, {"R", 5}, {"D", 4}, {"B", 2}})},
+        {"stencil3d_27pt", test::params({{"F64", 1}, {"RT", 2}, {"S", 1}, {"R", 5}, {"D", 3}, {"B", 2}})},
+        {"stencil3d_7pt", test::params({{"F64", 1}, {"RT", 2}, {"S", 3}, {"R", 5}, {"D", 8}, {"B", 2}})},
+        {"stencil3d_27pt", test::params({{"RT", 3}, {"S", 2}, {"R", 7}, {"D", 5}, {"B", 2}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},
@@ -198,6 +204,25 @@ TEST_CASE("rows re-read by a warp's next row block stay in registers (a sliding 
     CHECK(loads == 2);
 }
 
+TEST_CASE("planes re-read by a warp's next plane stay in registers (a 3-D sliding window)", "[kernel][stencil]") {
+    // stencil3d_27pt at RT = 3, S = 4: a plane reads rows 3*ro .. 3*ro + 4 of
+    // planes d .. d + 2; the next plane's first two planes are this one's last
+    // two, so each iteration loads the RT + 2 = 5 rows of one new plane.
+    Spec spec = build_spec("stencil3d_27pt", test::params({{"RT", 3}, {"S", 4}}));
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"u"});
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    CHECK_THAT(ir, Contains("allocate window.0.float32[float32 * 10] in Register"));
+    CHECK_THAT(ir, Contains("for (ds, 0, 4)"));
+    size_t loop = ir.find("for (ds, 0, 4)");
+    size_t loads = 0;
+    for (size_t at = ir.find("pulse.load(\"u\", (uint1)1", loop); at != std::string::npos;
+         at = ir.find("pulse.load(\"u\", (uint1)1", at + 1)) loads++;
+    CHECK(loads == 5);
+}
+
 TEST_CASE("an array wider than a warp runs several PEs per lane, blocked", "[kernel]") {
     Spec spec = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 64}, {"RT", 1}}));
     kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"x", "w"});
@@ -277,8 +302,11 @@ TEST_CASE("a read of a later step, never taken on the domain, does not reach the
 TEST_CASE("a stencil's points off its shape cost nothing: one multiply per point", "[kernel][stencil]") {
     // The radius-2 star has 9 points in its 5 x 5 window: with the time loop
     // unrolled each step's coefficient is a constant, and zero terms fold away.
-    for (const char *spec : {"stencil2d_star2", "stencil2d_25pt"}) {
-        Spec built = build_spec(spec, test::params({{"RT", 1}}));
+    // The same in 3-D: the 7-point star in its 3 x 3 x 3 window.
+    const std::map<std::string, size_t> points = {
+        {"stencil2d_star2", 9}, {"stencil2d_25pt", 25}, {"stencil3d_7pt", 7}, {"stencil3d_27pt", 27}};
+    for (const auto &[spec, expected] : points) {
+        Spec built = build_spec(spec, test::params({{"RT", 1}, {"S", 1}}));
         kir::Kernel kernel = lower_to_kernel(compile_to_systolic(built.output.lower()), "k", {"u"});
         optimize_kernel(kernel);
         // Multiplications in the unguarded copy (the first of the two).
@@ -289,7 +317,7 @@ TEST_CASE("a stencil's points off its shape cost nothing: one multiply per point
         size_t multiplies = 0;
         for (size_t at = fast.find("*0."); at != std::string::npos; at = fast.find("*0.", at + 1)) multiplies++;
         INFO(spec);
-        CHECK(multiplies == (std::string(spec) == "stencil2d_star2" ? 9u : 25u));
+        CHECK(multiplies == expected);
     }
 }
 
