@@ -5,7 +5,9 @@ stencil_bench logs.
 usage: benchmarks/plot_stencil.py LOG... -o DIR
 
 Reads the lines `CSV,stencil2d,<kernel>,<shape>,<type>,<W>,<H>,<ms>,<fraction>,<check>`
-(anything else in the logs is ignored) and writes DIR/stencil2d_fraction.png:
+and `CSV,stencil3d,<kernel>,<shape>,<type>,<W>,<H>,<D>,<ms>,<fraction>,<check>`
+(anything else in the logs is ignored) and writes DIR/stencil2d_fraction.png and
+DIR/stencil3d_fraction.png (each where the logs hold such rows):
 a group of bars per stencil and type, one bar per kernel. Rows whose check is
 not PASS are left out. A row that appears in several logs (the same kernel,
 stencil, type and size) is drawn at its median. When the logs hold more than
@@ -21,23 +23,27 @@ from plot_common import labelled_bars, plt, save_fraction_figure
 
 LABELS = {"pulse": "Pulse", "plain": "plain CUDA", "npp": "NPP"}
 ORDER = ["pulse", "plain", "npp"]
-SHAPES = ["5pt", "9pt", "25pt", "star2"]
+SHAPES = ["5pt", "9pt", "25pt", "star2", "7pt", "27pt"]
+DIMENSIONS = {"stencil2d": 2, "stencil3d": 3}  # the CSV tag and its number of sizes
 
 
-def read_rows(paths):
-    """{(kernel, W, H): {(shape, type): [fraction, ...]}} from the PASS rows, and the count left out."""
+def read_rows(paths, tag="stencil2d"):
+    """{(kernel, (W, H[, D])): {(shape, type): [fraction, ...]}} from the PASS rows of `tag`,
+    and the count left out."""
     rows = collections.defaultdict(lambda: collections.defaultdict(list))
     skipped = 0
+    sizes = DIMENSIONS[tag]
     for path in paths:
         with open(path, errors="replace") as f:
             for line in f:
                 fields = line.strip().split(",")
-                if len(fields) != 10 or fields[:2] != ["CSV", "stencil2d"]:
+                if len(fields) != 8 + sizes or fields[:2] != ["CSV", tag]:
                     continue
-                _, _, kernel, shape, type_, w, h, _ms, fraction, check = fields
+                kernel, shape, type_ = fields[2:5]
+                fraction, check = fields[-2:]
                 try:
                     value = float(fraction)
-                    key = (kernel, int(w), int(h))
+                    key = (kernel, tuple(int(v) for v in fields[5:5 + sizes]))
                 except ValueError:
                     continue
                 if check != "PASS" or value != value:  # failed, or NaN
@@ -54,29 +60,29 @@ def problem_order(problem):
 
 def series_order(key):
     kernel = key[0]
-    return (ORDER.index(kernel) if kernel in ORDER else len(ORDER), kernel, key[1], key[2])
+    return (ORDER.index(kernel) if kernel in ORDER else len(ORDER), kernel, key[1])
 
 
-def plot(rows, path):
+def plot(rows, path, dimensions="2-D"):
     keys = sorted(rows, key=series_order)
-    several = len({(w, h) for _, w, h in keys}) > 1
+    several = len({size for _, size in keys}) > 1
     problems = sorted({p for key in keys for p in rows[key]}, key=problem_order)
     fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(problems)), 4.5))
     width = 0.8 / max(1, len(keys))
     colors = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
     for n, key in enumerate(keys):
-        kernel, w, h = key
+        kernel, size = key
         xs, ys = [], []
         for i, p in enumerate(problems):
             if p in rows[key]:
                 xs.append(i - 0.4 + width * (n + 0.5))
                 ys.append(statistics.median(rows[key][p]))
-        text = LABELS.get(kernel, kernel) + (f" ({w}x{h})" if several else "")
+        text = LABELS.get(kernel, kernel) + (" (" + "x".join(map(str, size)) + ")" if several else "")
         labelled_bars(ax, xs, ys, width, text, fontsize=7, color=colors(n % colors.N))
     ax.set_xticks(range(len(problems)))
     ax.set_xticklabels([f"{s} {t}" for s, t in problems])
-    sizes = sorted({(w, h) for _, w, h in keys})
-    title = "2-D stencils, single sweep" + ("" if several else f", {sizes[0][0]} x {sizes[0][1]} cells")
+    sizes = sorted({size for _, size in keys})
+    title = f"{dimensions} stencils, single sweep" + ("" if several else ", " + " x ".join(map(str, sizes[0])) + " cells")
     save_fraction_figure(fig, ax, path, title, ylabel="fraction of the bandwidth floor", ncol=4, grid_axis="y")
 
 
@@ -85,16 +91,21 @@ def main():
     parser.add_argument("logs", nargs="+", help="bench logs holding CSV lines")
     parser.add_argument("-o", "--out", required=True, help="folder for the PNG file")
     args = parser.parse_args()
-    rows, skipped = read_rows(args.logs)
     os.makedirs(args.out, exist_ok=True)
-    if skipped:
-        print(f"plot_stencil: left out {skipped} row(s) that did not pass their check")
-    if not rows:
-        print("plot_stencil: no stencil2d rows")
+    drawn = 0
+    for tag, dimensions in (("stencil2d", "2-D"), ("stencil3d", "3-D")):
+        rows, skipped = read_rows(args.logs, tag)
+        if skipped:
+            print(f"plot_stencil: left out {skipped} {tag} row(s) that did not pass their check")
+        if not rows:
+            continue
+        path = os.path.join(args.out, f"{tag}_fraction.png")
+        plot(rows, path, dimensions)
+        print(f"plot_stencil: wrote {path}")
+        drawn += 1
+    if not drawn:
+        print("plot_stencil: no stencil2d or stencil3d rows")
         return 1
-    path = os.path.join(args.out, "stencil2d_fraction.png")
-    plot(rows, path)
-    print(f"plot_stencil: wrote {path}")
     return 0
 
 

@@ -4,7 +4,8 @@
 # and, for the 2-D fp32 stencils, NPP), each row as a fraction of the
 # copy-bandwidth floor measured in the same run. Logs go to OUT_DIR
 # (stencil2d.log, with the 3-D rows too; build/*.log) and, where matplotlib is
-# importable, benchmarks/plot_stencil.py draws the 2-D fractions there.
+# importable, benchmarks/plot_stencil.py draws the fractions there
+# (stencil2d_fraction.png, stencil3d_fraction.png).
 #
 # usage: scripts/gpu_bench_stencil.sh GENERATED_DIR OUT_DIR
 #   GENERATED_DIR  the kernels benchmarks/generate_stencil.sh wrote:
