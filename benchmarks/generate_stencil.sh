@@ -14,7 +14,8 @@
 #   STENCIL_TYPES       types (default "f32 f64")
 #   STENCIL_MAPPING     the chosen 2-D mapping, --param settings for every shape
 #                       (default: the spec's defaults, PE=32 RT=8 S=1)
-#   STENCIL3D_MAPPING   the chosen 3-D mapping (default: the spec's defaults,
+#   STENCIL3D_MAPPING   the chosen 3-D mapping for every shape (default: per
+#                       shape, chosen_mapping_3d below over the spec's defaults,
 #                       PE=32 S=32 and RT=8 in fp32, RT=4 in fp64)
 #   STENCIL_VARIANTS    extra 2-D mappings, "tag:SETTING,SETTING ..." (default
 #                       none), each SETTING a spec parameter NAME=V (PE, RT, S)
@@ -42,12 +43,21 @@ emit() {  # spec, kernel name, then settings: NAME=VALUE parameters or generator
   done
   commands+=("'$build/examples/stencil' -g $spec ${args[*]} --emit cuda --name=$name -o '$out' > '$out/$name.log' 2>&1 || { echo 'FAIL $name:'; cat '$out/$name.log'; exit 1; }")
 }
+# The 3-D mapping measured best per shape (docs/benchmarks.md, H100,
+# 2026-11-21): the 7-point star reads few rows per plane and is best with
+# its planes a grid loop (S = 1, RT = 8); the 27-point box keeps the spec's
+# plane walk (S = 32; RT 8 in fp32, 4 in fp64).
+chosen_mapping_3d() {
+  if [[ "$1" == 7pt ]]; then echo "S=1 RT=8"; fi
+}
 # Every shape of one dimensionality: dims (2d, 3d), shapes, chosen mapping, variants.
 emit_all() {
   local dims="$1" shapes="$2" mapping_words="$3" variants="$4" shape type f64 name variant
   # shellcheck disable=SC2206  # the mapping is NAME=VALUE words
   local mapping=($mapping_words)
   for shape in $shapes; do
+    # shellcheck disable=SC2207
+    [[ "$dims" == 3d && -z "${STENCIL3D_MAPPING:-}" ]] && mapping=($(chosen_mapping_3d "$shape"))
     for type in ${STENCIL_TYPES:-f32 f64}; do
       case "$type" in
         f32) f64=0 ;;

@@ -12,6 +12,7 @@
 
 using namespace pulse;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 
 namespace {
 
@@ -221,6 +222,45 @@ TEST_CASE("planes re-read by a warp's next plane stay in registers (a 3-D slidin
     for (size_t at = ir.find("pulse.load(\"u\", (uint1)1", loop); at != std::string::npos;
          at = ir.find("pulse.load(\"u\", (uint1)1", at + 1)) loads++;
     CHECK(loads == 5);
+}
+
+TEST_CASE("with prefetch_walks a walk's loads are issued one iteration ahead, and the kernel still matches", "[kernel]") {
+    // conv2d_ssam at K = 5, RT = 2, S = 4: each row block loads two new rows;
+    // with prefetching the block reads them from registers filled by the
+    // block before and loads the next block's two rows (ros + 1) before its
+    // arithmetic; the first block's come from a preload before the loop.
+    KernelOptions options;
+    options.prefetch_walks = true;
+    Spec spec = build_spec("conv2d_ssam", test::params({{"K", 5}, {"RT", 2}, {"S", 4}}));
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"x", "w"}, options);
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    CHECK_THAT(ir, Contains("allocate prefetch.0.float32[float32 * 2] in Register"));
+    size_t loop = ir.find("for (ros, 0, 4)");
+    REQUIRE(loop != std::string::npos);
+    CHECK(ir.rfind("prefetch.0.float32[1] = (float32)pulse.load(\"x\"", loop) != std::string::npos);  // the preload
+    CHECK_THAT(ir.substr(loop), Contains("= prefetch.0.float32[0]"));
+    // The interior copy's loads inside the loop: the two new rows of the next
+    // block, rows 2 (ros + 1) + 4 and + 5, not this block's (+ 4, + 5).
+    std::vector<std::string> loads;
+    for (size_t at = ir.find("pulse.load(\"x\", (uint1)1", loop); at != std::string::npos;
+         at = ir.find("pulse.load(\"x\", (uint1)1", at + 1)) {
+        loads.push_back(ir.substr(at, ir.find('\n', at) - at));
+    }
+    REQUIRE(loads.size() == 2);
+    CHECK_THAT(loads[0], EndsWith("*2) + 6)"));
+    CHECK_THAT(loads[1], EndsWith("*2) + 7)"));
+    // Walks with a partial last walk, fp32 and fp64, 2-D and 3-D, full and cropped.
+    for (const Case &c : {Case{"conv2d_ssam", test::params({{"K", 5}, {"RT", 2}, {"S", 3}, {"R", 13}, {"B", 2}})},
+                          Case{"stencil3d_7pt", test::params({{"F64", 1}, {"RT", 2}, {"S", 3}, {"R", 5}, {"D", 8}, {"B", 2}})},
+                          Case{"stencil3d_27pt", test::params({{"RT", 3}, {"S", 2}, {"R", 7}, {"D", 5}, {"B", 2}})}}) {
+        for (int crop : {0, 1}) {
+            INFO(c.spec << " crop " << crop);
+            CHECK(execute_against_reference(c, crop, options) == "");
+        }
+    }
 }
 
 TEST_CASE("an array wider than a warp runs several PEs per lane, blocked", "[kernel]") {

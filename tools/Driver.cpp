@@ -73,6 +73,7 @@ const char *driver_usage_text() {
            "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
            "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
+           "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
@@ -103,6 +104,7 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
         }
     } else if (flag == "--time-passes") a.time_passes = true;
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
+    else if (flag == "--prefetch") a.prefetch_walks = true;
     else if (flag.rfind("--unroll-steps=", 0) == 0) {
         std::string v = flag.substr(15);
         char *end = nullptr;
@@ -180,6 +182,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     if (a.print_kernel || !a.print_after.empty() || a.execute_kernel || emits_cuda) {
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
+        options.prefetch_walks = a.prefetch_walks;
         start = std::chrono::steady_clock::now();
         lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? default_name : a.kernel_name, input_order, options);
         lap("lower_to_kernel");

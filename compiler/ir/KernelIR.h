@@ -78,6 +78,7 @@ struct Kernel {
     int64_t pe_count = 0;            ///< PEs of the array; lanes (slots) past them idle
     int64_t pe_min = 0;              ///< PE of lane 0, slot 0
     int64_t pes_per_lane = 1;        ///< PEs each lane runs (blocked: lane l holds PEs l*n .. l*n + n - 1)
+    bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
     /// What the kernel computes, for the comment block of printed code.

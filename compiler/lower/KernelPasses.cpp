@@ -6,6 +6,7 @@
 #include "lower/HoistLoads.h"
 #include "lower/PeelLoops.h"
 #include "lower/PlaceUniformInputs.h"
+#include "lower/PrefetchLoads.h"
 #include "lower/SlideWindows.h"
 #include "lower/SpecializeInterior.h"
 
@@ -23,6 +24,7 @@ const KernelPass kernel_passes[] = {
     {"place_uniform_inputs", place_uniform_inputs},
     {"hoist_loads", hoist_loads},
     {"slide_windows", slide_windows},
+    {"prefetch_loads", prefetch_loads},
     {"peel_loops", peel_loops},
     {"specialize_interior", specialize_interior},
 };

@@ -6,10 +6,12 @@
 //                            of its array instance: the register window.
 //   3. slide_windows         (SlideWindows.h) loads a per-thread loop's next
 //                            iteration repeats stay in registers.
-//   4. peel_loops            (PeelLoops.h) a rolled time loop's first and last
+//   4. prefetch_loads        (PrefetchLoads.h) a per-thread loop's loads issued
+//                            one iteration ahead, where the kernel asks.
+//   5. peel_loops            (PeelLoops.h) a rolled time loop's first and last
 //                            blocks run outside it, its middle ones without
 //                            the conditions that single those out.
-//   5. specialize_interior   (SpecializeInterior.h) warps whose every access is
+//   6. specialize_interior   (SpecializeInterior.h) warps whose every access is
 //                            inside its buffer run a copy without guards.
 // The IR is simplified after each pass.
 #ifndef PULSE_KERNEL_PASSES_H

@@ -196,6 +196,7 @@ private:
                           max_pes_per_lane * kir::warp_size, " (", max_pes_per_lane, " per lane)", fits_warp_hint(source));
         }
         kernel.pes_per_lane = n;
+        kernel.prefetch_walks = options.prefetch_walks;
     }
 
     /// Stagings the mapping honours: an input kept in registers (a window of a

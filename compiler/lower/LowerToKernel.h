@@ -40,6 +40,10 @@ struct KernelOptions {
     /// lane) the kernel unrolls; beyond it the time loop is rolled by its
     /// period (see lower_to_kernel) where it has one.
     int64_t max_unrolled_steps = 1024;
+    /// Per-thread loops over array instances issue each iteration's loads
+    /// during the one before (prefetch_loads), at the cost of a second set
+    /// of registers for the loaded values.
+    bool prefetch_walks = false;
 };
 
 /// Lowers `program` to a kernel named `name` whose inputs come in

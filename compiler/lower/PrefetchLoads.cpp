@@ -1,0 +1,116 @@
+#include "lower/PrefetchLoads.h"
+
+#include <map>
+#include <sstream>
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+struct IssuedLoad {
+    std::string name;  ///< the let that holds it
+    Expr load;         ///< the pulse.load call
+    int slot = 0;      ///< its register in the prefetch array of its type
+};
+
+std::string type_name(Type t) {
+    std::ostringstream s;
+    s << t;
+    return s.str();
+}
+
+class Prefetch : public IRMutator {
+public:
+    explicit Prefetch(const kir::Kernel &k) : kernel(k) {}
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        const ProducerConsumer *instance = op->body.as<ProducerConsumer>();
+        if (!instance || instance->name != kir::array_instance_marker || op->for_type != ForType::Serial ||
+            is_const_one(op->extent)) {
+            return IRMutator::visit(op);
+        }
+        // The loads at the top of the instance that move with the loop
+        // (a load that does not is the same every iteration: nothing to overlap).
+        std::vector<IssuedLoad> loads;
+        std::map<std::string, std::string> array_of_type;  // type name -> array
+        std::map<std::string, Type> array_type;
+        std::map<std::string, int> count;
+        std::map<std::string, size_t> index_of;  // let name -> loads index
+        Stmt rest = instance->body;  // walks the let chain
+        std::vector<std::string> chain;  // the lets before each load: a load reading one stays as it is
+        auto reads_chain = [&](const Expr &e) {
+            for (const std::string &name : chain) {
+                if (expr_uses_var(e, name)) return true;
+            }
+            return false;
+        };
+        while (const LetStmt *let = rest.as<LetStmt>()) {
+            const Call *c = let->value.as<Call>();
+            if (c && c->name == kir::intrinsic::load && expr_uses_var(let->value, op->name) && !reads_chain(let->value) &&
+                kernel.buffer(kir::access_of(c).buffer).placement != kir::Placement::Constant) {
+                std::string tn = type_name(c->type);
+                std::string array = "prefetch." + std::to_string(counter) + "." + tn;
+                array_of_type[tn] = array;
+                array_type[array] = c->type;
+                index_of[let->name] = loads.size();
+                loads.push_back({let->name, let->value, count[array]++});
+            }
+            chain.push_back(let->name);
+            rest = let->body;
+        }
+        if (loads.empty()) return IRMutator::visit(op);
+        counter++;
+        auto array_of = [&](const IssuedLoad &l) { return array_of_type[type_name(l.load.type())]; };
+        auto element = [&](const IssuedLoad &l) {
+            return Load::make(l.load.type(), array_of(l), make_const(Int(32), l.slot), Buffer<>(), Parameter(), const_true(),
+                              ModulusRemainder());
+        };
+        auto issue = [&](const IssuedLoad &l, const Expr &at) {
+            return Store::make(array_of(l), substitute(op->name, at, l.load), make_const(Int(32), l.slot), Parameter(),
+                               const_true(), ModulusRemainder());
+        };
+        Expr v = Variable::make(op->min.type(), op->name);
+        std::vector<Stmt> next, first;
+        for (const IssuedLoad &l : loads) {
+            next.push_back(issue(l, v + 1));
+            first.push_back(issue(l, op->min));
+        }
+        Stmt body = rebuild(instance->body, index_of, loads, element, Block::make(next), loads.size());
+        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
+                              ProducerConsumer::make(instance->name, instance->is_producer, body));
+        Stmt result = Block::make(Block::make(first), loop);
+        for (const auto &[array, t] : array_type) {
+            result = Allocate::make(array, t, Halide::MemoryType::Register, {make_const(Int(32), count[array])}, const_true(), result);
+        }
+        return result;
+    }
+
+private:
+    const kir::Kernel &kernel;
+    int counter = 0;
+
+    /// The let chain of `s` with the loads read from registers, and `issue`
+    /// (the next iteration's loads) right after the last of them, before the
+    /// arithmetic that follows.
+    template<typename Element>
+    static Stmt rebuild(const Stmt &s, const std::map<std::string, size_t> &index_of, const std::vector<IssuedLoad> &loads,
+                        const Element &element, const Stmt &issue, size_t left) {
+        const LetStmt *let = s.as<LetStmt>();
+        if (left == 0 || !let) return Block::make(issue, s);  // (every load counted is a let of the chain)
+        auto it = index_of.find(let->name);
+        Stmt body = rebuild(let->body, index_of, loads, element, issue, left - (it != index_of.end()));
+        return LetStmt::make(let->name, it != index_of.end() ? element(loads[it->second]) : let->value, body);
+    }
+};
+
+}  // namespace
+
+void prefetch_loads(kir::Kernel &kernel) {
+    if (kernel.prefetch_walks) kernel.body = Prefetch(kernel).mutate(kernel.body);
+}
+
+}  // namespace pulse
