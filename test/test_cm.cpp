@@ -266,6 +266,36 @@ TEST_CASE("cm: a same-step chain of a value that differs between PEs compiles an
     CHECK(out == "PASS\n");
 }
 
+TEST_CASE("cm: a rolled time loop runs: serial loops and register arrays as matrix rows", "[cm]") {
+    // --unroll-steps=8: the time loop is rolled by its period, values read
+    // across blocks carried in register arrays (matrix<T, N, W> on CM).
+    std::filesystem::path dir = scratch_directory("rolled");
+    KernelOptions options;
+    options.max_unrolled_steps = 8;
+    std::vector<std::string> names;
+    for (const char *spec_name : {"matmul", "conv1d_ffs"}) {
+        Spec spec = build_spec(spec_name, Params());
+        const std::string name = std::string(spec_name) + "_rolled";
+        emit_cm_emulation(compile_to_systolic(spec.output.lower()), name, input_order(spec), dir.string(), CmTarget::gen9(), options);
+        std::string kernel = read_text(dir / (name + "_genx.cpp"));
+        CHECK(kernel.find("matrix<") != std::string::npos);
+        CHECK(kernel.find("for (int t_block") != std::string::npos);
+        names.push_back(name);
+    }
+    std::string log;
+    const int built = build_cm_emulations(dir, names, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    for (const std::string &n : names) {
+        INFO(n);
+        std::string out;
+        CHECK(run_command("'" + (dir / (n + "_emu")).string() + "' 0 3", &out) == 0);
+        CHECK(out == "PASS\n");
+        CHECK(run_command("'" + (dir / (n + "_emu")).string() + "' 3 5", &out) == 0);
+        CHECK(out == "PASS\n");
+    }
+}
+
 TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks run on CM", "[cm]") {
     // conv2d_ssam tiles its rows (tile(r, ro, ri, 8)); conv2d_sbm with
     // gpu_blocks naming one instance loop runs the other one per thread.

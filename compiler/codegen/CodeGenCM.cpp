@@ -265,8 +265,8 @@ private:
             if (t.is_float()) compile_error("CM backend: floating-point % is not supported: ", e);
             return "pulse_vfloormod<" + cm_type(t) + ", " + w() + ">(" + as_vector(op->a) + ", " + as_vector(op->b) + ")";
         }
-        if (const Min *op = e.as<Min>()) return vselect(t, "(" + vec(op->a) + " < " + vec(op->b) + ")", op->a, op->b);
-        if (const Max *op = e.as<Max>()) return vselect(t, "(" + vec(op->a) + " > " + vec(op->b) + ")", op->a, op->b);
+        if (const Min *op = e.as<Min>()) return min_max(t, "<", op->a, op->b);
+        if (const Max *op = e.as<Max>()) return min_max(t, ">", op->a, op->b);
         if (const EQ *op = e.as<EQ>()) return bin(op->a, "==", op->b);
         if (const NE *op = e.as<NE>()) return bin(op->a, "!=", op->b);
         if (const LT *op = e.as<LT>()) return bin(op->a, "<", op->b);
@@ -277,7 +277,10 @@ private:
         if (const And *op = e.as<And>()) return mask_type() + bin(op->a, "&", op->b);
         if (const Or *op = e.as<Or>()) return mask_type() + bin(op->a, "|", op->b);
         if (const Not *op = e.as<Not>()) return "(" + vec(op->a) + " == 0)";
-        if (const Select *op = e.as<Select>()) return vselect(t, vec(op->condition), op->true_value, op->false_value);
+        if (const Select *op = e.as<Select>()) {
+            std::string c = vec(op->condition), a = vec(op->true_value), b = vec(op->false_value);
+            return vselect(t, c, a, b);
+        }
         if (const Call *op = e.as<Call>()) {
             if (op->name == kir::intrinsic::load) {
                 std::string t = temp("ld");
@@ -315,8 +318,13 @@ private:
         return type + "(" + v + ")";
     }
 
-    std::string vselect(Type t, const std::string &c, const Expr &a, const Expr &b) {
-        return "pulse_vselect<" + cm_type(t) + ", " + w() + ">(" + c + ", " + vec(a) + ", " + vec(b) + ")";
+    std::string vselect(Type t, const std::string &c, const std::string &a, const std::string &b) {
+        return "pulse_vselect<" + cm_type(t) + ", " + w() + ">(" + c + ", " + a + ", " + b + ")";
+    }
+    /// min (`op` "<") or max (">"), each operand printed once.
+    std::string min_max(Type t, const char *op, const Expr &a, const Expr &b) {
+        std::string x = vec(a), y = vec(b);
+        return vselect(t, "(" + x + " " + op + " " + y + ")", x, y);
     }
 
     /// An operand a region can be taken of: a variable, a register-array row
@@ -537,7 +545,8 @@ private:
             out << p << "    vector<uint, " << W << "> offset = " << offset << ";\n";
         } else {
             out << p << "    vector<uint, " << W << "> offset = " << kOutOfBounds << ";\n";
-            out << p << "    offset.merge(" << offset << ", " << typed(mask_type(), mask) << ");\n";
+            bool plain = !masks.empty() && mask == masks.back();  // a mask variable already
+            out << p << "    offset.merge(" << offset << ", " << (plain ? mask : typed(mask_type(), mask)) << ");\n";
         }
         out << p << "    " << vtype(a.value.type()) << " data = " << value << ";\n";
         for (int k = 0; k < W;) {
