@@ -14,6 +14,7 @@
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
+#include "codegen/LaneVarying.h"
 #include "codegen/KernelPrinter.h"
 #include "lower/KernelPasses.h"
 
@@ -49,8 +50,6 @@ std::string cm_type(Type t) {
     compile_error("CM backend: element type ", s.str(), " has no CM equivalent");
 }
 
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 /// The kernel argument that holds a buffer field: `x.min.0` -> x_min0 (an int).
 std::string field_name(const kir::Kernel &kernel, const std::string &v) {
     for (const kir::BufferArg &b : kernel.buffers) {
@@ -71,91 +70,6 @@ Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
                             cast(Int(32), kir::buffer_stride(b.name, d));
     }
     return simplify(index);
-}
-
-/// Which lets and register arrays of a kernel body hold values that differ
-/// between lanes. The rest is the same on every lane and printed as scalars.
-/// A name bound more than once (peeled iterations) is varying if any binding is.
-class LaneVarying {
-public:
-    explicit LaneVarying(const Stmt &body) {
-        // Register arrays carry values around loops: repeat until nothing changes.
-        size_t before;
-        do {
-            before = names.size();
-            walk(body, false);
-        } while (names.size() != before);
-    }
-
-    bool has(const std::string &name) const { return names.count(name) > 0; }
-
-    /// True if `e` may differ between lanes.
-    bool varies(const Expr &e) const {
-        class Finder : public IRVisitor {
-        public:
-            explicit Finder(const LaneVarying &v) : v(v) {}
-            const LaneVarying &v;
-            bool found = false;
-            using IRVisitor::visit;
-            void visit(const Variable *op) override { found |= op->name == kir::lane_var || v.has(op->name); }
-            void visit(const Load *op) override {
-                found |= v.has(op->name);
-                IRVisitor::visit(op);
-            }
-            void visit(const Call *op) override {
-                if (op->name == kir::intrinsic::chain_source) {
-                    found = true;  // a lane index
-                } else if (op->name == kir::intrinsic::shfl_up || op->name == kir::intrinsic::shfl_down ||
-                           op->name == kir::intrinsic::shfl_idx) {
-                    op->args[0].accept(this);  // a value the same on every lane stays so, wherever it is read
-                } else {
-                    IRVisitor::visit(op);
-                }
-            }
-        } f(*this);
-        e.accept(&f);
-        return f.found;
-    }
-
-private:
-    std::set<std::string> names;
-
-    void walk(const Stmt &s, bool under_varying_guard) {
-        if (!s.defined()) return;
-        if (const LetStmt *op = s.as<LetStmt>()) {
-            if (varies(op->value)) names.insert(op->name);
-            walk(op->body, under_varying_guard);
-        } else if (const Block *op = s.as<Block>()) {
-            walk(op->first, under_varying_guard);
-            walk(op->rest, under_varying_guard);
-        } else if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
-            walk(op->body, under_varying_guard);
-        } else if (const IfThenElse *op = s.as<IfThenElse>()) {
-            bool v = under_varying_guard || varies(op->condition);
-            walk(op->then_case, v);
-            walk(op->else_case, v);
-        } else if (const For *op = s.as<For>()) {
-            walk(op->body, under_varying_guard);
-        } else if (const Allocate *op = s.as<Allocate>()) {
-            walk(op->body, under_varying_guard);
-        } else if (const Store *op = s.as<Store>()) {
-            // Written on some lanes only, an array differs between lanes.
-            if (under_varying_guard || varies(op->value) || varies(op->index)) names.insert(op->name);
-        }
-    }
-};
-
-/// A constant register-array index (the kernel IR promises one).
-int64_t constant_index(const Expr &index, const std::string &array) {
-    const int64_t *i = as_const_int(index);
-    if (!i) compile_error("CM backend: register array ", array, " is indexed by ", index, ", not a constant");
-    return *i;
-}
-
-int64_t constant_extent(const Allocate *op) {
-    const int64_t *n = op->extents.size() == 1 ? as_const_int(op->extents[0]) : nullptr;
-    if (!n) compile_error("CM backend: register array ", op->name, " has no constant extent");
-    return *n;
 }
 
 /// Prints the kernel IR as the body of a CM kernel. Lane-varying values are
@@ -249,7 +163,7 @@ private:
             return r;
         };
         if (const Variable *op = e.as<Variable>()) return c_name(op->name);
-        if (const Load *op = e.as<Load>()) return c_name(op->name) + ".row(" + std::to_string(constant_index(op->index, op->name)) + ")";
+        if (const Load *op = e.as<Load>()) return c_name(op->name) + ".row(" + std::to_string(kir::register_index(op->index, op->name)) + ")";
         if (const Cast *op = e.as<Cast>()) {
             if (t.is_bool()) return "(" + vec(op->value) + " != 0)";
             return vtype(t) + "(" + vec(op->value) + ")";
@@ -504,7 +418,7 @@ private:
     }
 
     void allocate(const Allocate *op, int indent) override {
-        int64_t n = constant_extent(op);
+        int64_t n = kir::register_extent(op);
         if (varying.has(op->name)) {
             out << pad(indent) << "matrix<" << cm_type(op->type) << ", " << n << ", " << W << "> " << c_name(op->name) << ";\n";
         } else {
@@ -514,7 +428,7 @@ private:
     }
 
     void register_store(const Store *op, int indent) override {
-        int64_t i = constant_index(op->index, op->name);
+        int64_t i = kir::register_index(op->index, op->name);
         if (!varying.has(op->name)) {
             std::string v = scalar(op->value);
             flush(indent);
@@ -558,140 +472,6 @@ private:
         out << p << "}\n";
     }
 };
-
-/// Live ranges of the lane-varying lets and of the register arrays of a
-/// kernel body, over the positions of its statements in printing order. A
-/// value used inside a loop it was defined outside of lives to the loop's end.
-class LiveRanges {
-public:
-    struct Value {
-        std::string name;
-        int64_t bytes = 0;
-        bool array = false;
-        int64_t rows = 1;
-        int start = 0, end = 0;
-    };
-    std::vector<Value> values;
-
-    LiveRanges(const Stmt &body, const LaneVarying &varying, int lanes, int grf_bytes)
-        : varying(varying), lanes(lanes), grf_bytes(grf_bytes) {
-        walk(body);
-    }
-
-    /// The position where the most bytes are live, and those bytes.
-    std::pair<int, int64_t> peak() const {
-        std::vector<int64_t> delta(pos + 2, 0);
-        for (const Value &v : values) {
-            delta[v.start] += v.bytes;
-            delta[v.end + 1] -= v.bytes;
-        }
-        int64_t live = 0, best = 0;
-        int at = 0;
-        for (int p = 0; p <= pos; p++) {
-            live += delta[p];
-            if (live > best) best = live, at = p;
-        }
-        return {at, best};
-    }
-
-private:
-    const LaneVarying &varying;
-    const int lanes, grf_bytes;
-    std::map<std::string, std::vector<int>> scope;  ///< name -> the bindings in scope, innermost last
-    struct OpenLoop {
-        int start;
-        std::vector<int> used;  ///< values defined before the loop and used in it
-    };
-    std::vector<OpenLoop> loops;
-    int pos = 0;
-
-    int64_t vector_bytes(Type t) const {
-        int64_t element = t.is_bool() ? 2 : t.bytes();
-        return round_up(lanes * element, grf_bytes);
-    }
-
-    void use(const std::string &name) {
-        auto it = scope.find(name);
-        if (it == scope.end() || it->second.empty()) return;
-        int id = it->second.back();
-        Value &v = values[id];
-        v.end = std::max(v.end, pos);
-        for (OpenLoop &l : loops) {
-            if (l.start > v.start) {
-                l.used.push_back(id);
-                break;
-            }
-        }
-    }
-
-    void uses(const Expr &e) {
-        if (!e.defined()) return;
-        class Uses : public IRVisitor {
-        public:
-            explicit Uses(LiveRanges &r) : r(r) {}
-            LiveRanges &r;
-            using IRVisitor::visit;
-            void visit(const Variable *op) override { r.use(op->name); }
-            void visit(const Load *op) override {
-                r.use(op->name);
-                IRVisitor::visit(op);
-            }
-        } u(*this);
-        e.accept(&u);
-    }
-
-    int bind(const std::string &name, Value v) {
-        v.start = v.end = pos;
-        values.push_back(v);
-        scope[name].push_back((int)values.size() - 1);
-        return (int)values.size() - 1;
-    }
-    void unbind(const std::string &name) { scope[name].pop_back(); }
-
-    void walk(const Stmt &s) {
-        if (!s.defined()) return;
-        pos++;
-        if (const LetStmt *op = s.as<LetStmt>()) {
-            uses(op->value);
-            bool bound = varying.has(op->name);
-            if (bound) bind(op->name, Value{op->name, vector_bytes(op->value.type())});
-            walk(op->body);
-            if (bound) unbind(op->name);
-        } else if (const Block *op = s.as<Block>()) {
-            walk(op->first);
-            walk(op->rest);
-        } else if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
-            walk(op->body);
-        } else if (const IfThenElse *op = s.as<IfThenElse>()) {
-            uses(op->condition);
-            walk(op->then_case);
-            walk(op->else_case);
-        } else if (const For *op = s.as<For>()) {
-            uses(op->min);
-            uses(op->extent);
-            loops.push_back({pos, {}});
-            walk(op->body);
-            pos++;
-            for (int id : loops.back().used) values[id].end = std::max(values[id].end, pos);
-            loops.pop_back();
-        } else if (const Allocate *op = s.as<Allocate>()) {
-            int64_t rows = constant_extent(op);
-            bool vec = varying.has(op->name);
-            int64_t bytes = vec ? rows * vector_bytes(op->type) : round_up(rows * op->type.bytes(), grf_bytes);
-            int id = bind(op->name, Value{op->name, bytes, true, rows});
-            walk(op->body);
-            pos++;
-            values[id].end = pos;  // written and read anywhere inside its body
-            unbind(op->name);
-        } else if (const Store *op = s.as<Store>()) {
-            uses(op->value);
-            use(op->name);
-        } else if (const Evaluate *op = s.as<Evaluate>()) {
-            uses(op->value);
-        }
-    }
-};
-
 /// Lane-wise helpers of the printed kernels: select, and integer division
 /// rounding down (Halide's; x / 0 and x % 0 are 0).
 std::string vector_helpers() {
@@ -763,22 +543,9 @@ std::vector<std::string> host_scalar_arguments(const kir::Kernel &k) {
     return a;
 }
 
-std::string register_plan_error(const kir::Kernel &k, const CmRegisterPlan &plan, const CmTarget &target) {
-    std::ostringstream s;
-    s << "CM backend: " << k.name << " needs about " << plan.bytes << " bytes of registers per thread but target " << target.name
-      << " has " << plan.available << " (" << target.grf_registers << " registers of " << target.grf_bytes
-      << " bytes); the kernel would spill. Largest uses:";
-    std::vector<CmRegisterUse> uses = plan.uses;
-    std::stable_sort(uses.begin(), uses.end(), [](const CmRegisterUse &a, const CmRegisterUse &b) { return a.bytes > b.bytes; });
-    for (size_t i = 0; i < uses.size() && i < 4; i++) s << " " << uses[i].what << ": " << uses[i].bytes << " bytes;";
-    s << " fix: use fewer PEs (" << k.pe_count << " now: a smaller extent of the space loops), shorter histories "
-      << "(a time row with smaller distances), or a target with a larger GRF";
-    return s.str();
-}
-
 std::string print_kernel_file(const kir::Kernel &k, const CmTarget &target) {
     CmRegisterPlan plan = plan_cm_registers(k, target);
-    if (plan.bytes > plan.available) compile_error(register_plan_error(k, plan, target));
+    if (plan.bytes > plan.available) compile_error(cm_register_error(k, plan, target));
     const int W = cm_lanes(k);
     CmPrinter printer(k);
     std::string body = printer.body();
@@ -941,54 +708,6 @@ kir::Kernel lower_for_cm(const sys::SystolicProgram &program, const std::string 
     passes.register_window = false;
     optimize_kernel(kernel, passes);
     return kernel;
-}
-
-int cm_lanes(const kir::Kernel &kernel) {
-    int64_t lanes = (kernel.pe_count + kernel.pes_per_lane - 1) / std::max<int64_t>(kernel.pes_per_lane, 1);
-    return (int)std::min<int64_t>(kir::warp_size, round_up(std::max<int64_t>(lanes, 1), 8));
-}
-
-CmRegisterPlan plan_cm_registers(const kir::Kernel &kernel, const CmTarget &target) {
-    CmRegisterPlan plan;
-    kir::on_large_stack([&] {
-        const int W = cm_lanes(kernel);
-        plan.available = target.bytes();
-        auto add = [&](const std::string &what, int64_t bytes) {
-            bytes = round_up(bytes, target.grf_bytes);
-            plan.uses.push_back({what, bytes});
-            plan.bytes += bytes;
-        };
-        const std::string lanes = std::to_string(W) + " lanes";
-        add("thread payload and scalars", 2 * (int64_t)target.grf_bytes);
-        add("lane indices", W * 4);
-        add("I/O staging (offsets and data of one read or write)", 2 * W * 4);
-        add("expression temporaries (loads, shuffles, selects)", 2 * W * 4);
-        LaneVarying varying(kernel.body);
-        LiveRanges ranges(kernel.body, varying, W, target.grf_bytes);
-        auto [at, peak] = ranges.peak();
-        (void)peak;
-        // What is live at the peak, by variable (an SSA value's name up to its
-        // first dot: Z.t3.up1 is a value of Z).
-        std::map<std::string, std::pair<int64_t, int64_t>> groups;  // name -> (vectors, bytes)
-        std::vector<std::string> order;
-        for (const LiveRanges::Value &v : ranges.values) {
-            if (v.start > at || v.end < at) continue;
-            std::string key = v.array ? v.name : v.name.substr(0, v.name.find('.'));
-            if (!groups.count(key)) order.push_back(key);
-            std::pair<int64_t, int64_t> &g = groups[key];
-            g.first += v.array ? v.rows : 1;
-            g.second += v.bytes;
-        }
-        for (const std::string &key : order) {
-            const auto &[vectors, bytes] = groups[key];
-            bool array = key.find('.') != std::string::npos;
-            std::string what = array ? key + " (register array, " + std::to_string(vectors) + " x " + lanes + ")"
-                                     : key + " (" + std::to_string(vectors) + " values x " + lanes + ")";
-            plan.uses.push_back({what, bytes});
-            plan.bytes += bytes;
-        }
-    });
-    return plan;
 }
 
 CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &program, const CmTarget &target) {

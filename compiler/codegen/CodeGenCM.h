@@ -11,39 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "codegen/CmRegisters.h"
 #include "ir/KernelIR.h"
 #include "ir/SystolicProgram.h"
 #include "lower/LowerToKernel.h"
 
 namespace pulse {
-
-/// The register file of the GPU a kernel is generated for. A CM kernel keeps
-/// every vector in the general register file (GRF); one that does not fit
-/// spills to memory, which defeats the systolic design, so Pulse rejects it.
-struct CmTarget {
-    std::string name = "Gen9";
-    int grf_registers = 128;  ///< registers per hardware thread
-    int grf_bytes = 32;       ///< bytes per register
-    int64_t bytes() const { return (int64_t)grf_registers * grf_bytes; }
-    /// Gen9 (Skylake and later integrated graphics): 128 registers of 32 bytes.
-    static CmTarget gen9() { return CmTarget{}; }
-};
-
-/// One entry of a kernel's register footprint.
-struct CmRegisterUse {
-    std::string what;
-    int64_t bytes = 0;  ///< rounded up to whole registers
-};
-
-/// The register footprint of the printed kernel: the most bytes of vectors
-/// and register arrays live at one point of the body, and a reserve (thread
-/// payload and scalars, the lane indices, one I/O staging pair, expression
-/// temporaries).
-struct CmRegisterPlan {
-    std::vector<CmRegisterUse> uses;  ///< the reserve, then what is live at the peak, by variable
-    int64_t bytes = 0;                ///< total
-    int64_t available = 0;            ///< the target's GRF
-};
 
 /// The kernel IR the CM backend prints: lower_to_kernel, then the kernel
 /// passes without constant memory (KernelPassOptions::constant_memory: CM
@@ -53,16 +26,8 @@ struct CmRegisterPlan {
 kir::Kernel lower_for_cm(const sys::SystolicProgram &program, const std::string &name,
                          const std::vector<std::string> &input_order, const KernelOptions &options = {});
 
-/// Lanes of the CM vectors that print `kernel`: the lanes its PEs occupy,
-/// rounded up to a multiple of 8 (a dword scattered message moves 8 or 16
-/// elements), at most a warp.
-int cm_lanes(const kir::Kernel &kernel);
-
-/// Estimates the GRF bytes the printed kernel needs on `target` by a
-/// liveness scan of the kernel IR: each lane-varying value a vector of
-/// cm_lanes, each register array N of them.
-CmRegisterPlan plan_cm_registers(const kir::Kernel &kernel, const CmTarget &target);
-/// The same for the kernel lower_for_cm makes of `program` (default options).
+/// plan_cm_registers (CmRegisters.h) of the kernel lower_for_cm makes of
+/// `program` (default options).
 CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &program, const CmTarget &target);
 
 /// NAME_genx.cpp for `kernel` (from lower_for_cm). Throws CompileError if
