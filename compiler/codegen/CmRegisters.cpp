@@ -173,27 +173,30 @@ CmRegisterPlan plan_cm_registers(const kir::Kernel &kernel, const CmTarget &targ
         add("expression temporaries (loads, shuffles, selects)", 2 * W * 4);
         LaneVarying varying(kernel.body);
         LiveRanges ranges(kernel.body, varying, W, target.grf_bytes);
-        auto [at, peak] = ranges.peak();
-        (void)peak;
+        const int at = ranges.peak().first;
         // What is live at the peak, by variable (an SSA value's name up to its
         // first dot: Z.t3.up1 is a value of Z).
-        std::map<std::string, std::pair<int64_t, int64_t>> groups;  // name -> (vectors, bytes)
+        struct Group {
+            bool array = false;
+            int64_t vectors = 0, bytes = 0;
+        };
+        std::map<std::string, Group> groups;
         std::vector<std::string> order;
         for (const LiveRanges::Value &v : ranges.values) {
             if (v.start > at || v.end < at) continue;
-            std::string key = v.array ? v.name : v.name.substr(0, v.name.find('.'));
+            std::string key = (v.array ? "array " : "") + (v.array ? v.name : v.name.substr(0, v.name.find('.')));
             if (!groups.count(key)) order.push_back(key);
-            std::pair<int64_t, int64_t> &g = groups[key];
-            g.first += v.array ? v.rows : 1;
-            g.second += v.bytes;
+            Group &g = groups[key];
+            g.array = v.array;
+            g.vectors += v.array ? v.rows : 1;
+            g.bytes += v.bytes;
         }
         for (const std::string &key : order) {
-            const auto &[vectors, bytes] = groups[key];
-            bool array = key.find('.') != std::string::npos;
-            std::string what = array ? key + " (register array, " + std::to_string(vectors) + " x " + lanes + ")"
-                                     : key + " (" + std::to_string(vectors) + " values x " + lanes + ")";
-            plan.uses.push_back({what, bytes});
-            plan.bytes += bytes;
+            const Group &g = groups[key];
+            std::string what = g.array ? key.substr(6) + " (register array, " + std::to_string(g.vectors) + " x " + lanes + ")"
+                                       : key + " (" + std::to_string(g.vectors) + " values x " + lanes + ")";
+            plan.uses.push_back({what, g.bytes});
+            plan.bytes += g.bytes;
         }
     });
     return plan;
