@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <unistd.h>
 
@@ -105,10 +106,12 @@ TEST_CASE("cm: every example runs on the CM emulation and matches the reference"
         saw_odd_pe_count |= (npe & (npe - 1)) != 0;
         std::string name = case_id(c);
         emit_cm_emulation(program, name, input_order(spec), dir.string(), CmTarget::gen9());
-        // The kernel is the systolic design: lanes are PEs, shifts are region copies.
+        // The kernel is the kernel IR's warp: lane l of each vector is lane l of the warp.
         std::string kernel = read_text(dir / (name + "_genx.cpp"));
+        const int lanes = cm_lanes(lower_for_cm(program, name, input_order(spec)));
+        CHECK(lanes % 8 == 0);
         CHECK(kernel.find("_GENX_MAIN_ void " + name + "(") != std::string::npos);
-        CHECK(kernel.find("vector<int, " + std::to_string(npe) + "> " + program.space_var + "(lane_init)") != std::string::npos);
+        CHECK(kernel.find("vector<int, " + std::to_string(lanes) + "> lane(lane_init)") != std::string::npos);
         CHECK(std::filesystem::exists(dir / (name + "_host.cpp")));
         names.push_back(name);
     }
@@ -132,13 +135,13 @@ TEST_CASE("cm: the emulation harness catches a wrong kernel", "[cm]") {
     Spec spec = build_spec("conv1d_sbm");
     sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
     emit_cm_emulation(program, "conv1d_sbm", input_order(spec), dir.string(), CmTarget::gen9());
-    // Shift the partial sums the wrong way: dp = -1 instead of 1.
+    // Shift the first partial sums the wrong way: from lane l + 1 instead of l - 1.
     std::filesystem::path kernel = dir / "conv1d_sbm_genx.cpp";
     std::string text = read_text(kernel);
-    std::string shift = "Z_d1_t1.select<19, 1>(1) = Z_hist.row(0).select<19, 1>(0);";
-    size_t at = text.find(shift);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, shift.size(), "Z_d1_t1.select<19, 1>(0) = Z_hist.row(0).select<19, 1>(1);");
+    std::smatch shift;
+    REQUIRE(std::regex_search(text, shift, std::regex(R"((\w+)\.select<(\d+), 1>\(1\) = (\w+)\.select<\2, 1>\(0\);)")));
+    text.replace(shift.position(0), shift.length(0),
+                 shift[1].str() + ".select<" + shift[2].str() + ", 1>(0) = " + shift[3].str() + ".select<" + shift[2].str() + ", 1>(1);");
     std::ofstream(kernel) << text;
     std::string log;
     REQUIRE(build_cm_emulations(dir, {"conv1d_sbm"}, &log) == 0);
@@ -153,23 +156,25 @@ TEST_CASE("cm: a design over the register budget is rejected with the numbers an
     params.set("K", 64);
     Spec spec = build_spec("matmul", params);
     sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
-    CmRegisterPlan plan = plan_cm_registers(program, CmTarget::gen9());
+    // Lowered once (an unrolled body of 80 steps takes seconds).
+    kir::Kernel kernel = lower_for_cm(program, "matmul_big", input_order(spec));
+    CmRegisterPlan plan = plan_cm_registers(kernel, CmTarget::gen9());
     CHECK(plan.bytes > plan.available);
     CHECK(plan.available == 4096);
     try {
-        emit_cm_kernel(program, "matmul_big", input_order(spec), CmTarget::gen9());
+        print_cm_kernel(kernel, CmTarget::gen9());
         FAIL("expected a CompileError");
     } catch (const CompileError &e) {
         std::string m = e.what();
         CHECK(m.find("needs about " + std::to_string(plan.bytes) + " bytes of registers") != std::string::npos);
         CHECK(m.find("has 4096 (128 registers of 32 bytes)") != std::string::npos);
-        CHECK(m.find("A history (64 x 16 lanes): 4096 bytes") != std::string::npos);
+        CHECK(m.find("A (64 values x 16 lanes): 4096 bytes") != std::string::npos);
         CHECK(m.find("fewer PEs (16 now") != std::string::npos);
         CHECK(m.find("a target with a larger GRF") != std::string::npos);
     }
     // The same design fits a target with twice the registers.
     CmTarget large{"large GRF", 256, 64};
-    CHECK_NOTHROW(emit_cm_kernel(program, "matmul_big", input_order(spec), large));
+    CHECK_NOTHROW(print_cm_kernel(kernel, large));
 }
 
 TEST_CASE("cm: the emulation rejects at compile time what CM rejects", "[cm]") {
@@ -235,15 +240,85 @@ TEST_CASE("cm: a same-step read of another variable along the lanes compiles and
     CHECK(out == "PASS\n");
 }
 
-TEST_CASE("cm: schedule primitives the CM backend does not map are refused, not ignored", "[cm]") {
-    // conv2d_ssam tiles its rows (and can split them): CM runs each instance as one thread.
+TEST_CASE("cm: a same-step chain of a value that differs between PEs compiles and runs", "[cm]") {
+    // B copies along the PEs in one step from the nearest PE whose i % 3 == 0,
+    // each source holding its own x: the kernel IR finds the source lane
+    // (chain_source; a ballot on CUDA, a shift-and-merge per hop on CM) and
+    // reads it (shfl_idx; an iselect on CM).
+    std::filesystem::path dir = scratch_directory("chain_source");
+    Var i("i"), j("j"), s("s"), t("t");
+    Input x(Float(32), 1, "x");
+    Func B(Float(32), {i, j}, Place::Device, "B"), Out(Place::Device, "Out");
+    B(i, j) = select(i % 3 == 0, x(i + j), B(i - 1, j));
+    Out(i, j) = B(i, j);
+    B.merge_ures(Out).set_bounds(i, 0, 11, j, 0, 3);
+    B.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 0, 1});
+    emit_cm_emulation(compile_to_systolic(Out.lower()), "chain_source", {"x"}, dir.string(), CmTarget::gen9());
+    std::string kernel = read_text(dir / "chain_source_genx.cpp");
+    CHECK(kernel.find(".iselect(") != std::string::npos);
+    CHECK(kernel.find("hop++") != std::string::npos);
+    std::string log;
+    const int built = build_cm_emulations(dir, {"chain_source"}, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    std::string out;
+    CHECK(run_command("'" + (dir / "chain_source_emu").string() + "' 0 3", &out) == 0);
+    CHECK(out == "PASS\n");
+}
+
+TEST_CASE("cm: a rolled time loop runs: serial loops and register arrays as matrix rows", "[cm]") {
+    // --unroll-steps=8: the time loop is rolled by its period, values read
+    // across blocks carried in register arrays (matrix<T, N, W> on CM).
+    std::filesystem::path dir = scratch_directory("rolled");
+    KernelOptions options;
+    options.max_unrolled_steps = 8;
+    std::vector<std::string> names;
+    for (const char *spec_name : {"matmul", "conv1d_ffs"}) {
+        Spec spec = build_spec(spec_name, Params());
+        const std::string name = std::string(spec_name) + "_rolled";
+        emit_cm_emulation(compile_to_systolic(spec.output.lower()), name, input_order(spec), dir.string(), CmTarget::gen9(), options);
+        std::string kernel = read_text(dir / (name + "_genx.cpp"));
+        CHECK(kernel.find("matrix<") != std::string::npos);
+        CHECK(kernel.find("for (int t_block") != std::string::npos);
+        names.push_back(name);
+    }
+    std::string log;
+    const int built = build_cm_emulations(dir, names, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    for (const std::string &n : names) {
+        INFO(n);
+        std::string out;
+        CHECK(run_command("'" + (dir / (n + "_emu")).string() + "' 0 3", &out) == 0);
+        CHECK(out == "PASS\n");
+        CHECK(run_command("'" + (dir / (n + "_emu")).string() + "' 3 5", &out) == 0);
+        CHECK(out == "PASS\n");
+    }
+}
+
+TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks run on CM", "[cm]") {
+    // conv2d_ssam tiles its rows (tile(r, ro, ri, 8)); conv2d_sbm with
+    // gpu_blocks naming one instance loop runs the other one per thread.
+    std::filesystem::path dir = scratch_directory("schedules");
     Spec ssam = build_spec("conv2d_ssam", Params());
-    sys::SystolicProgram tiled = compile_to_systolic(ssam.output.lower());
-    REQUIRE_THROWS_WITH(emit_cm_kernel(tiled, "k", {"x", "w"}, CmTarget::gen9()),
-                        Catch::Contains("tile(r, ro, ri, 8) is not mapped by the CM backend"));
-    // gpu_blocks naming only some instance loops.
-    ir::UreProgram conv2d = build_spec("conv2d_sbm", Params()).output.lower();
+    emit_cm_emulation(compile_to_systolic(ssam.output.lower()), "ssam", input_order(ssam), dir.string(), CmTarget::gen9());
+    Spec sbm = build_spec("conv2d_sbm", Params());
+    ir::UreProgram conv2d = sbm.output.lower();
     conv2d.schedule.gpu_blocks = {"b"};
-    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", {"x", "w"}, CmTarget::gen9()),
-                        Catch::Contains("gpu_blocks leaves out the instance loop 'r'"));
+    emit_cm_emulation(compile_to_systolic(conv2d), "sbm_blocks", input_order(sbm), dir.string(), CmTarget::gen9());
+    std::string log;
+    const int built = build_cm_emulations(dir, {"ssam", "sbm_blocks"}, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    for (const char *n : {"ssam", "sbm_blocks"}) {
+        INFO(n);
+        std::string out;
+        CHECK(run_command("'" + (dir / (std::string(n) + "_emu")).string() + "' 0 3", &out) == 0);
+        CHECK(out == "PASS\n");
+    }
+    // What the mapping refuses, CM refuses with the mapping's words.
+    conv2d.schedule.gpu_blocks.clear();
+    conv2d.schedule.gpu_threads = {"b"};
+    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", input_order(sbm), CmTarget::gen9()),
+                        Catch::Contains("gpu_threads is not supported"));
 }

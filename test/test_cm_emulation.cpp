@@ -118,6 +118,15 @@ TEST_CASE("cm: merge with vector and bit masks", "[cm_emu]") {
     CHECK(elements(u) == std::vector<double>{0, 0, 0, 0, 0, 0, 2, 3});
 }
 
+TEST_CASE("cm: iselect gathers lanes by index", "[cm_emu]") {
+    vector<int, 8> a = iota8() * 10;
+    const ushort init[8] = {7, 0, 0, 3, 3, 3, 1, 6};
+    vector<ushort, 8> index(init);
+    CHECK(elements(a.iselect(index)) == std::vector<double>{70, 0, 0, 30, 30, 30, 10, 60});
+    // Fewer indices than lanes, from a region.
+    CHECK(elements(a.select<4, 2>(0).iselect(index.select<2, 1>(3))) == std::vector<double>{60, 60});
+}
+
 TEST_CASE("cm: arithmetic, comparisons and masks", "[cm_emu]") {
     vector<int, 8> a = iota8();
     vector<float, 8> f = a;

@@ -419,9 +419,12 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
         try {
             emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
         } catch (const CompileError &e) {
-            // Over the register budget: refused with the numbers (test_cm).
+            // Over the register budget: refused with the numbers (test_cm); or
+            // refused by the kernel IR's mapping, which CM prints as CUDA does
+            // (its messages start with "kernel NAME:").
             INFO(e.what());
-            CHECK(std::string(e.what()).find("register") != std::string::npos);
+            const std::string m = e.what();
+            CHECK((m.find("register") != std::string::npos || m.rfind("kernel " + name + ":", 0) == 0));
             refused++;
             continue;
         }
@@ -453,7 +456,7 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
     std::cout << "random systems: " << passed << " of " << names.size() << " sampled designs pass on the CM emulation ("
-              << refused << " over the CM register budget)\n";
+              << refused << " refused: over the CM register budget or by the kernel mapping)\n";
     for (const std::string &r : reports) std::cout << "disagreement: " << r << "\n";
     CHECK(reports.empty());
     if (!std::getenv("PULSE_FUZZ_SYSTEMS")) CHECK(names.size() >= 8);

@@ -229,14 +229,17 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         if (backend == "cm" || backend == "cm-emu") {
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
+            // The kernel IR again: CM's pass list has no constant memory (lower_for_cm).
             std::string name = default_name;
+            KernelOptions options;
+            if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
             if (backend == "cm") {
-                emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9());
+                emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9(), options);
                 std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "
                           << a.output_dir << "\n";
                 continue;
             }
-            emit_cm_emulation(systolic, name, input_order, a.output_dir, CmTarget::gen9());
+            emit_cm_emulation(systolic, name, input_order, a.output_dir, CmTarget::gen9(), options);
             std::string source = (std::filesystem::path(a.output_dir) / (name + "_emu.cpp")).string();
             std::string binary = (std::filesystem::path(a.output_dir) / (name + "_emu")).string();
             std::string log;

@@ -14,6 +14,9 @@
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
+#include "codegen/LaneVarying.h"
+#include "codegen/KernelPrinter.h"
+#include "lower/KernelPasses.h"
 
 // runtime/cm_emu/cm/cm.h as text (cmake/EmbedFile.cmake).
 extern const char *const pulse_cm_emulation_header_text;
@@ -25,8 +28,9 @@ using namespace Halide::Internal;
 
 namespace {
 
-/// Lanes beyond the array in an I/O vector get this element offset: the
-/// surface's bounds check turns their reads into 0 and drops their writes.
+/// Lanes whose guard is false get this element offset: the buffer surface's
+/// bounds check turns their reads into 0 (the kernel IR's `guard ? x : 0`)
+/// and drops their writes.
 const char *kOutOfBounds = "0x3FFFFFFFu";
 
 /// The CM element type of a Halide type. Masks (bool) are vector<ushort, N>
@@ -46,292 +50,457 @@ std::string cm_type(Type t) {
     compile_error("CM backend: element type ", s.str(), " has no CM equivalent");
 }
 
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-/// Lanes of the vectors that move data between registers and a surface: the
-/// dword scattered messages move 8 or 16 elements at a time.
-int64_t io_width(int64_t npe) { return round_up(npe, 8); }
-
-bool uses_variable(const Expr &e, const std::string &name) { return Halide::Internal::expr_uses_var(e, name); }
-
-/// True if `e` differs between lanes: it mentions the space variable, a tap or
-/// an input (inputs are loaded into vectors even when every lane reads the
-/// same element).
-bool is_varying(const Expr &e, const std::string &space) {
-    class Finder : public IRVisitor {
-    public:
-        explicit Finder(const std::string &s) : space(s) {}
-        const std::string &space;
-        bool found = false;
-        using IRVisitor::visit;
-        void visit(const Variable *op) override { found |= op->name == space; }
-        void visit(const Call *op) override {
-            if (sys::is_tap(op) || op->call_type == Call::Image) found = true;
-            IRVisitor::visit(op);
-        }
-    } f(space);
-    e.accept(&f);
-    return f.found;
-}
-
-std::string tap_name(const sys::Tap &tap) {
-    std::ostringstream s;
-    s << tap.var << "_d" << (tap.dp < 0 ? "m" : "") << std::llabs(tap.dp) << "_t" << tap.dt;
-    return s.str();
-}
-
-/// Peels `select(c, v)` (no false value) off an output's value: the mask where
-/// it stores and the value it stores.
-std::pair<Expr, Expr> split_store(const Expr &e) {
-    if (const Select *s = e.as<Select>()) {
-        if (ir::is_undefined_value(s->false_value)) {
-            auto inner = split_store(s->true_value);
-            return {s->condition && inner.first, inner.second};
-        }
-        if (ir::is_undefined_value(s->true_value)) {
-            auto inner = split_store(s->false_value);
-            return {!s->condition && inner.first, inner.second};
+/// The kernel argument that holds a buffer field: `x.min.0` -> x_min0 (an int).
+std::string field_name(const kir::Kernel &kernel, const std::string &v) {
+    for (const kir::BufferArg &b : kernel.buffers) {
+        for (const char *field : {"min", "extent", "stride"}) {
+            std::string prefix = b.name + "." + field + ".";
+            if (v.rfind(prefix, 0) == 0) return b.name + "_" + field + v.substr(prefix.size());
         }
     }
-    return {const_true(), e};
+    return "";
 }
 
-/// What the kernel needs to know of the program, shared by the kernel printer
-/// and the register plan.
-struct KernelShape {
-    int64_t npe = 0, nio = 0;
-    int runtime_loop = -1;  ///< index in source.loops of the loop whose extent is `instances`
-    std::vector<const sys::Variable *> variables;
-};
-
-KernelShape shape_of(const sys::SystolicProgram &p) {
-    KernelShape k;
-    k.npe = p.pe_count;
-    k.nio = io_width(p.pe_count);
-    k.runtime_loop = instances_loop(p.source);
-    for (const sys::Variable &v : p.variables) k.variables.push_back(&v);
-    return k;
+/// The element offset of `coords` in buffer `b` as a 32-bit expression: a
+/// surface's offsets are 32-bit element offsets.
+Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
+    Expr index = make_const(Int(32), 0);
+    for (int d = 0; d < b.dimensions; d++) {
+        index = index + (cast(Int(32), coords[d]) - cast(Int(32), kir::buffer_min(b.name, d))) *
+                            cast(Int(32), kir::buffer_stride(b.name, d));
+    }
+    return simplify(index);
 }
 
-/// Prints statement values as CM vector expressions. Uniform subexpressions
-/// (the same on every lane) are printed as scalar C by print_c_expr; the rest
-/// as operations on vector<T, NPE>. Loads of inputs are emitted into `pre`
-/// (per step) or `hoisted` (before the time loop, for reads that do not depend
-/// on time) as they are met.
-class VectorPrinter {
+/// Prints the kernel IR as the body of a CM kernel. Lane-varying values are
+/// vector<T, W> (lane l of the warp is lane l of the vector); the rest are
+/// scalars. Loads, lane exchanges and guarded stores become statements,
+/// issued before the statement that uses them (`pending`): loads are safe
+/// wherever they run (their guard is part of them).
+class CmPrinter : public KernelPrinter {
 public:
-    VectorPrinter(const sys::SystolicProgram &p, const KernelShape &k) : p(p), k(k) {
-        scalar_hooks.variable = [](const std::string &v) { return v; };
-        scalar_hooks.call = [](const Call *op, const std::vector<std::string> &) -> std::string {
-            compile_error("CM backend: call '", ir::to_source(Expr(op)), "' in a uniform expression cannot be printed");
-        };
+    CmPrinter(const kir::Kernel &k) : KernelPrinter(k), varying(k.body), W(cm_lanes(k)) {
+        for (const kir::BufferArg &b : k.buffers) {
+            if (b.placement != kir::Placement::Global) {
+                compile_error("CM backend: ", b.name, " is placed in constant memory, which CM does not have: lower with ",
+                              "KernelPassOptions::constant_memory = false (lower_for_cm)");
+            }
+            if (b.type.bits() != 32) {
+                compile_error("CM backend: ", b.is_output ? "output " : "input ", b.name, " has ", b.type.bits(),
+                              "-bit elements; the dword scattered reads and writes the backend emits move 32-bit elements");
+            }
+        }
     }
 
-    std::vector<std::string> pre, hoisted;
-
-    /// `e` as CM source; a vector<..., NPE> expression if it varies between lanes.
-    std::string print(const Expr &e) {
-        if (!is_varying(e, p.space_var)) return print_c_expr(e, scalar_hooks);
-        return vec(e);
-    }
-
-    /// `e` as a vector<T, NPE> value, whether or not it varies.
-    std::string print_vector(const Expr &e) {
-        std::string s = print(e);
-        if (is_varying(e, p.space_var)) return s;
-        return "vector<" + cm_type(e.type()) + ", " + std::to_string(k.npe) + ">(" + s + ")";
+    /// The kernel body, one hardware thread's.
+    std::string body() {
+        out.str("");
+        stmt(kernel.body, 1);
+        return out.str();
     }
 
 private:
-    const sys::SystolicProgram &p;
-    const KernelShape &k;
-    CPrinterHooks scalar_hooks;
-    std::map<std::string, std::string> loads;  ///< printed read -> the vector holding it
-    int next_load = 0;
+    const LaneVarying varying;
+    const int W;
+    std::vector<std::string> pending;  ///< statements the next printed statement needs first
+    std::vector<std::string> masks;    ///< the lanes that run the current code (varying guards), innermost last
+    int next_temp = 0;
 
-    std::string n() const { return std::to_string(k.npe); }
+    const char *backend() const override { return "CM"; }
+    std::string w() const { return std::to_string(W); }
+    std::string vtype(Type t) const { return "vector<" + cm_type(t) + ", " + w() + ">"; }
+    std::string temp(const char *what) { return std::string("_") + what + std::to_string(next_temp++); }
 
-    std::string vselect(Type t, const std::string &c, const std::string &a, const std::string &b) {
-        return "pulse_vselect<" + cm_type(t) + ", " + n() + ">(" + c + ", " + a + ", " + b + ")";
+    void flush(int indent) {
+        for (const std::string &p : pending) {
+            std::istringstream lines(p);
+            std::string line;
+            while (std::getline(lines, line)) out << pad(indent) << line << "\n";
+        }
+        pending.clear();
     }
 
+    // ---- expressions --------------------------------------------------------
+
+    std::string expr(const Expr &e) override {
+        std::string s = scalar(e);
+        if (!pending.empty()) compile_error("CM backend: internal: a load in a loop bound or guard: ", e);
+        return s;
+    }
+
+    /// A lane-uniform expression as C.
+    std::string scalar(const Expr &e) {
+        CPrinterHooks hooks;
+        hooks.variable = [&](const std::string &v) -> std::string {
+            if (v == kir::lane_var || varying.has(v)) compile_error("CM backend: internal: lane-varying ", v, " in a scalar");
+            std::string f = field_name(kernel, v);
+            if (!f.empty()) return f;
+            if (v == "warp.index") return "warp_index";
+            return c_name(v);
+        };
+        hooks.call = [&](const Call *op, const std::vector<std::string> &args) -> std::string {
+            if (op->name == kir::intrinsic::shfl_up || op->name == kir::intrinsic::shfl_down || op->name == kir::intrinsic::shfl_idx) {
+                return args[0];  // the same value on every lane
+            }
+            if (op->name == kir::intrinsic::load) {
+                std::string t = temp("ld");
+                uniform_load(op, t);
+                return t;
+            }
+            compile_error("CM backend: cannot print the call ", Expr(op));
+        };
+        return print_c_expr(e, hooks);
+    }
+
+    /// `e` as a CM operand: a vector expression if it varies, else a scalar.
     std::string vec(const Expr &e) {
+        if (!varying.varies(e)) return scalar(e);
         Type t = e.type();
-        auto bin = [&](const Expr &a, const char *op, const Expr &b) { return "(" + print(a) + " " + op + " " + print(b) + ")"; };
-        if (const Variable *op = e.as<Variable>()) {
-            if (op->name == p.space_var) return p.space_var;
-            return op->name;
+        auto bin = [&](const Expr &a, const char *op, const Expr &b) {
+            std::string r = "(" + vec(a) + " " + op + " " + vec(b) + ")";
+            // C's promotions widen narrow integers; Halide's arithmetic wraps in the type.
+            if (t.bits() < 32 && !t.is_bool()) r = vtype(t) + r;
+            return r;
+        };
+        if (const Variable *op = e.as<Variable>()) return c_name(op->name);
+        if (const Load *op = e.as<Load>()) return c_name(op->name) + ".row(" + std::to_string(kir::register_index(op->index, op->name)) + ")";
+        if (const Cast *op = e.as<Cast>()) {
+            if (t.is_bool()) return "(" + vec(op->value) + " != 0)";
+            return vtype(t) + "(" + vec(op->value) + ")";
         }
         if (const Add *op = e.as<Add>()) return bin(op->a, "+", op->b);
         if (const Sub *op = e.as<Sub>()) return bin(op->a, "-", op->b);
         if (const Mul *op = e.as<Mul>()) return bin(op->a, "*", op->b);
         if (const Div *op = e.as<Div>()) {
             if (t.is_float()) return bin(op->a, "/", op->b);
-            return "pulse_vfloordiv<" + n() + ">(" + print(op->a) + ", " + print(op->b) + ")";
+            return "pulse_vfloordiv<" + cm_type(t) + ", " + w() + ">(" + as_vector(op->a) + ", " + as_vector(op->b) + ")";
         }
         if (const Mod *op = e.as<Mod>()) {
-            if (t.is_float()) compile_error("CM backend: floating-point % is not supported: ", ir::to_source(e));
-            return "pulse_vfloormod<" + n() + ">(" + print(op->a) + ", " + print(op->b) + ")";
+            if (t.is_float()) compile_error("CM backend: floating-point % is not supported: ", e);
+            return "pulse_vfloormod<" + cm_type(t) + ", " + w() + ">(" + as_vector(op->a) + ", " + as_vector(op->b) + ")";
         }
-        if (const Min *op = e.as<Min>()) {
-            std::string a = print(op->a), b = print(op->b);
-            return vselect(t, "(" + a + " < " + b + ")", a, b);
-        }
-        if (const Max *op = e.as<Max>()) {
-            std::string a = print(op->a), b = print(op->b);
-            return vselect(t, "(" + a + " > " + b + ")", a, b);
-        }
+        if (const Min *op = e.as<Min>()) return min_max(t, "<", op->a, op->b);
+        if (const Max *op = e.as<Max>()) return min_max(t, ">", op->a, op->b);
         if (const EQ *op = e.as<EQ>()) return bin(op->a, "==", op->b);
         if (const NE *op = e.as<NE>()) return bin(op->a, "!=", op->b);
         if (const LT *op = e.as<LT>()) return bin(op->a, "<", op->b);
         if (const LE *op = e.as<LE>()) return bin(op->a, "<=", op->b);
         if (const GT *op = e.as<GT>()) return bin(op->a, ">", op->b);
         if (const GE *op = e.as<GE>()) return bin(op->a, ">=", op->b);
-        // Masks are vectors of 0 and 1, so logic is bitwise.
-        if (const And *op = e.as<And>()) return bin(op->a, "&", op->b);
-        if (const Or *op = e.as<Or>()) return bin(op->a, "|", op->b);
-        if (const Not *op = e.as<Not>()) return "(" + print(op->a) + " == 0)";
-        if (const Select *op = e.as<Select>()) return vselect(t, print(op->condition), print(op->true_value), print(op->false_value));
-        if (const Cast *op = e.as<Cast>()) {
-            if (t.is_bool()) return "(" + print(op->value) + " != 0)";
-            return "vector<" + cm_type(t) + ", " + n() + ">(" + print(op->value) + ")";
+        // Masks are vectors of 0 and 1, so logic is bitwise; kept as masks.
+        if (const And *op = e.as<And>()) return mask_type() + bin(op->a, "&", op->b);
+        if (const Or *op = e.as<Or>()) return mask_type() + bin(op->a, "|", op->b);
+        if (const Not *op = e.as<Not>()) return "(" + vec(op->a) + " == 0)";
+        if (const Select *op = e.as<Select>()) {
+            std::string c = vec(op->condition), a = vec(op->true_value), b = vec(op->false_value);
+            return vselect(t, c, a, b);
         }
         if (const Call *op = e.as<Call>()) {
-            sys::Tap tap;
-            if (sys::is_tap(op, &tap)) {
-                // A read of a later step is accepted only where it is never taken: its value never matters.
-                if (tap.dt < 0) return "((" + cm_type(t) + ")0)";
-                return tap.dt == 0 && tap.dp == 0 ? tap.var : tap_name(tap);
+            if (op->name == kir::intrinsic::load) {
+                std::string t = temp("ld");
+                gather(op, t);
+                return t;
             }
-            if (op->call_type == Call::Image) return load(op);
-            if (ir::is_undefined_value(op)) return "((" + cm_type(t) + ")0)";
+            if (kir::is_lane_exchange(op)) {
+                std::string t = temp("x");
+                exchange(op, t);
+                return t;
+            }
+            if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost)) return vec(op->args[0]);
         }
-        compile_error("CM backend: '", ir::to_source(e), "' cannot be printed as an operation on lane vectors");
+        compile_error("CM backend: cannot print ", e, " as an operation on lane vectors");
     }
 
-    /// Emits the read of input `op` at its (printed) index; returns the vector holding it.
-    std::string load(const Call *op) {
-        const std::string &in = op->name;
-        if (op->type.bits() != 32) {
-            compile_error("CM backend: input ", in, " has ", op->type.bits(),
-                          "-bit elements; the dword scattered reads the backend emits move 32-bit elements");
-        }
-        bool stationary = true, broadcast = true;
-        std::vector<std::string> index;
-        for (const Expr &a : op->args) {
-            stationary &= !uses_variable(a, p.time_var);
-            broadcast &= !is_varying(a, p.space_var);
-        }
-        // A load that does not depend on time runs once, before the time loop,
-        // where only the space and instance variables are defined.
-        std::vector<std::string> &out = stationary ? hoisted : pre;
-        for (const Expr &a : op->args) index.push_back(print(a));
-        std::string offset = dense_offset_text(in, index);
-        std::string key = in + "@" + offset;
-        auto it = loads.find(key);
-        if (it != loads.end()) return it->second;
-        std::string id = std::to_string(next_load++);
-        std::string v = in + "_ld" + id, T = cm_type(op->type);
-        std::ostringstream s;
-        if (broadcast) {
-            // One element for every lane: read the oword (16 bytes) that holds
-            // it with a block read and replicate it across the lanes. An index
-            // outside the buffer (possible when no lane is active) reads
-            // element 0 instead, so the block read stays inside the surface.
-            s << "// " << ir::to_source(Expr(op)) << ": the same element on every lane\n";
-            s << "int " << in << "_e" << id << " = " << offset << ";\n";
-            s << "if (" << in << "_e" << id << " < 0 || " << in << "_e" << id << " >= " << in << "_elements) " << in << "_e" << id
-              << " = 0;\n";
-            s << "vector<" << T << ", 4> " << in << "_ow" << id << ";\n";
-            s << "read(surf_" << in << ", (" << in << "_e" << id << " & ~3) * 4, " << in << "_ow" << id << ");\n";
-            s << "vector<" << T << ", " << n() << "> " << v << " = " << in << "_ow" << id << ".replicate<" << n() << ", 1>(" << in
-              << "_e" << id << " & 3);\n";
-        } else {
-            // One element per lane: dword scattered reads of 16 (then 8) lanes.
-            s << "// " << ir::to_source(Expr(op)) << ": one element per lane\n";
-            s << "vector<uint, " << k.nio << "> " << in << "_off" << id << " = " << kOutOfBounds << ";\n";
-            s << in << "_off" << id << ".select<" << n() << ", 1>(0) = " << offset << ";\n";
-            s << "vector<" << T << ", " << k.nio << "> " << in << "_io" << id << ";\n";
-            for (int64_t c = 0; c < k.nio;) {
-                int64_t w = k.nio - c >= 16 ? 16 : 8;
-                s << "read(surf_" << in << ", 0, " << in << "_off" << id << ".select<" << w << ", 1>(" << c << "), " << in << "_io"
-                  << id << ".select<" << w << ", 1>(" << c << "));\n";
-                c += w;
+    std::string mask_type() const { return "vector<ushort, " + w() + ">"; }
+
+    /// `e` as a vector<T, W> whether or not it varies.
+    std::string as_vector(const Expr &e) { return typed(vtype(e.type()), varying.varies(e) ? vec(e) : scalar(e)); }
+    std::string as_mask(const Expr &e) { return typed(mask_type(), vec(e)); }
+    /// `v` converted to `type`, unless it is already printed as one.
+    static std::string typed(const std::string &type, const std::string &v) {
+        if (v.rfind(type + "(", 0) == 0) {
+            // Already one conversion if its parenthesis closes at the end.
+            int depth = 0;
+            for (size_t i = type.size(); i < v.size(); i++) {
+                depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
+                if (depth == 0) {
+                    if (i + 1 == v.size()) return v;
+                    break;
+                }
             }
-            s << "vector<" << T << ", " << n() << "> " << v << " = " << in << "_io" << id << ".select<" << n() << ", 1>(0);\n";
         }
-        out.push_back(s.str());
-        loads[key] = v;
-        return v;
+        return type + "(" + v + ")";
+    }
+
+    std::string vselect(Type t, const std::string &c, const std::string &a, const std::string &b) {
+        return "pulse_vselect<" + cm_type(t) + ", " + w() + ">(" + c + ", " + a + ", " + b + ")";
+    }
+    /// min (`op` "<") or max (">"), each operand printed once.
+    std::string min_max(Type t, const char *op, const Expr &a, const Expr &b) {
+        std::string x = vec(a), y = vec(b);
+        return vselect(t, "(" + x + " " + op + " " + y + ")", x, y);
+    }
+
+    /// An operand a region can be taken of: a variable, a register-array row
+    /// or a temporary holding the value.
+    std::string region_source(const Expr &e) {
+        if (e.as<Variable>() || e.as<Load>()) return vec(e);
+        std::string t = temp("v");
+        std::string v = as_vector(e);
+        pending.push_back(vtype(e.type()) + " " + t + " = " + v + ";");
+        return t;
+    }
+
+    // ---- statements that values need first -----------------------------------
+
+    /// A load that differs between lanes into `dest`: dword scattered reads,
+    /// 16 then 8 lanes at a time; lanes whose guard is false read the
+    /// out-of-bounds offset, which returns 0.
+    void gather(const Call *op, const std::string &dest) {
+        kir::Access a = kir::access_of(op);
+        const kir::BufferArg &b = kernel.buffer(a.buffer);
+        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords)));
+        std::string guard = is_const_one(a.guard) ? "" : as_mask(a.guard);
+        std::ostringstream s;
+        s << vtype(op->type) << " " << dest << ";\n{  // " << a.buffer << ": one element per lane\n";
+        if (guard.empty()) {
+            s << "    vector<uint, " << W << "> offset = " << offset << ";\n";
+        } else {
+            s << "    vector<uint, " << W << "> offset = " << kOutOfBounds << ";\n";
+            s << "    offset.merge(" << offset << ", " << guard << ");\n";
+        }
+        for (int c = 0; c < W;) {
+            int n = W - c >= 16 ? 16 : 8;
+            s << "    read(surf_" << a.buffer << ", 0, offset.select<" << n << ", 1>(" << c << "), " << dest << ".select<" << n
+              << ", 1>(" << c << "));\n";
+            c += n;
+        }
+        s << "}";
+        pending.push_back(s.str());
+    }
+
+    /// A load the same on every lane into the scalar `dest`: an oword block
+    /// read of the 16 bytes that hold it (element 0's where the guard is false).
+    void uniform_load(const Call *op, const std::string &dest) {
+        kir::Access a = kir::access_of(op);
+        const kir::BufferArg &b = kernel.buffer(a.buffer);
+        std::string offset = scalar(element_offset(b, a.coords));
+        std::string guard = is_const_one(a.guard) ? "" : scalar(a.guard);
+        std::ostringstream s;
+        s << c_type(op->type) << " " << dest << ";\n{  // " << a.buffer << ": the same element on every lane\n";
+        if (guard.empty()) {
+            s << "    const int element = " << offset << ";\n";
+        } else {
+            s << "    const bool inside = " << guard << ";\n";
+            s << "    const int element = inside ? " << offset << " : 0;\n";
+        }
+        s << "    vector<" << cm_type(op->type) << ", 4> oword;\n";
+        s << "    read(surf_" << a.buffer << ", (element >> 2) << 4, oword);\n";
+        s << "    " << dest << " = " << (guard.empty() ? "" : "inside ? ") << "oword(element & 3)"
+          << (guard.empty() ? "" : " : (" + c_type(op->type) + ")0") << ";\n}";
+        pending.push_back(s.str());
+    }
+
+    /// A lane exchange into the new vector `dest`.
+    void exchange(const Call *op, const std::string &dest) {
+        const std::string &n = op->name;
+        if (n == kir::intrinsic::chain_source) {
+            // The nearest lane l - k*dp (k >= 0) whose condition holds, -1 if
+            // none: each pass moves the sources found so far one hop of dp.
+            const int64_t *dp = as_const_int(op->args[1]);
+            if (!dp || *dp == 0) compile_error("CM backend: chain_source with a step that is not a non-zero constant: ", Expr(op));
+            int64_t a = std::llabs(*dp);
+            std::ostringstream s;
+            s << "vector<int, " << W << "> " << dest << " = -1;\n";
+            s << dest << ".merge(lane, " << as_mask(op->args[0]) << ");\n";
+            if (a < W) {
+                int64_t m = W - a, hops = (W - 1 + a - 1) / a;
+                s << "for (int hop = 0; hop < " << hops << "; hop++) {  // nearest source lane, dp = " << *dp << "\n";
+                s << "    vector<int, " << W << "> from = -1;\n";
+                if (*dp > 0) s << "    from.select<" << m << ", 1>(" << a << ") = " << dest << ".select<" << m << ", 1>(0);\n";
+                else s << "    from.select<" << m << ", 1>(0) = " << dest << ".select<" << m << ", 1>(" << a << ");\n";
+                s << "    " << dest << ".merge(from, " << dest << " < 0);\n}";
+            }
+            pending.push_back(s.str());
+            return;
+        }
+        Type t = op->type;
+        std::string src = region_source(op->args[0]);
+        if (n == kir::intrinsic::shfl_idx) {
+            // A permutation of the lanes.
+            std::string index = varying.varies(op->args[1]) ? "vector<ushort, " + w() + ">(" + vec(op->args[1]) + ")" : "";
+            if (index.empty()) pending.push_back(vtype(t) + " " + dest + " = " + src + "(" + scalar(op->args[1]) + ");");
+            else pending.push_back(vtype(t) + " " + dest + " = " + src + ".iselect(" + index + ");");
+            return;
+        }
+        // shfl_up: lane l takes lane l - d (its own where l < d); shfl_down:
+        // lane l + d (its own past the last lane). A region copy each.
+        const int64_t *d = as_const_int(op->args[1]);
+        if (!d || *d < 0) compile_error("CM backend: a shuffle by ", op->args[1], ", not a constant");
+        std::ostringstream s;
+        s << vtype(t) << " " << dest << " = " << src << ";";
+        if (*d > 0 && *d < W) {
+            int64_t m = W - *d;
+            if (n == kir::intrinsic::shfl_up) {
+                s << "\n" << dest << ".select<" << m << ", 1>(" << *d << ") = " << src << ".select<" << m << ", 1>(0);";
+            } else {
+                s << "\n" << dest << ".select<" << m << ", 1>(0) = " << src << ".select<" << m << ", 1>(" << *d << ");";
+            }
+        }
+        pending.push_back(s.str());
+    }
+
+    // ---- statements ------------------------------------------------------------
+
+    void let(const LetStmt *op, int indent) override {
+        const std::string name = c_name(op->name);
+        const Call *call = op->value.as<Call>();
+        if (!varying.has(op->name)) {
+            if (call && call->name == kir::intrinsic::load) {
+                uniform_load(call, name);
+                flush(indent);
+                return;
+            }
+            std::string v = scalar(op->value);
+            flush(indent);
+            out << pad(indent) << "const " << c_type(op->value.type()) << " " << name << " = " << v << ";\n";
+            return;
+        }
+        if (call && varying.varies(op->value) && kir::is_lane_exchange(call)) {
+            exchange(call, name);
+            flush(indent);
+            return;
+        }
+        if (call && varying.varies(op->value) && call->name == kir::intrinsic::load) {
+            gather(call, name);
+            flush(indent);
+            return;
+        }
+        std::string v = varying.varies(op->value) ? vec(op->value) : scalar(op->value);
+        flush(indent);
+        out << pad(indent) << vtype(op->value.type()) << " " << name << " = " << v << ";\n";
+    }
+
+    void if_then_else(const IfThenElse *op, int indent) override {
+        if (!varying.varies(op->condition)) {
+            std::string c = scalar(op->condition);
+            flush(indent);
+            out << pad(indent) << "if (" << c << ") {\n";
+            stmt(op->then_case, indent + 1);
+            if (op->else_case.defined()) {
+                out << pad(indent) << "} else {\n";
+                stmt(op->else_case, indent + 1);
+            }
+            out << pad(indent) << "}\n";
+            return;
+        }
+        // A guard that differs between lanes: every lane runs both branches'
+        // values; the mask keeps the writes to the lanes the guard lets through.
+        std::string c = as_mask(op->condition);
+        std::string m = temp("m");
+        flush(indent);
+        std::string outer = masks.empty() ? "" : masks.back();
+        out << pad(indent) << mask_type() << " " << m << " = " << (outer.empty() ? c : typed(mask_type(), outer + " & " + c)) << ";\n";
+        out << pad(indent) << "{  // the lanes of " << m << "\n";
+        masks.push_back(m);
+        stmt(op->then_case, indent + 1);
+        masks.pop_back();
+        out << pad(indent) << "}\n";
+        if (op->else_case.defined()) {
+            std::string e = temp("m");
+            out << pad(indent) << mask_type() << " " << e << " = " << (outer.empty() ? "(" + m + " == 0)" : typed(mask_type(), outer + " & (" + m + " == 0)")) << ";\n";
+            out << pad(indent) << "{  // the lanes of " << e << "\n";
+            masks.push_back(e);
+            stmt(op->else_case, indent + 1);
+            masks.pop_back();
+            out << pad(indent) << "}\n";
+        }
+    }
+
+    void allocate(const Allocate *op, int indent) override {
+        int64_t n = kir::register_extent(op);
+        if (varying.has(op->name)) {
+            out << pad(indent) << "matrix<" << cm_type(op->type) << ", " << n << ", " << W << "> " << c_name(op->name) << ";\n";
+        } else {
+            out << pad(indent) << c_type(op->type) << " " << c_name(op->name) << "[" << n << "];\n";
+        }
+        stmt(op->body, indent);
+    }
+
+    void register_store(const Store *op, int indent) override {
+        int64_t i = kir::register_index(op->index, op->name);
+        if (!varying.has(op->name)) {
+            std::string v = scalar(op->value);
+            flush(indent);
+            out << pad(indent) << c_name(op->name) << "[" << i << "] = " << v << ";\n";
+            return;
+        }
+        std::string v = vec(op->value);
+        flush(indent);
+        std::string row = c_name(op->name) + ".row(" + std::to_string(i) + ")";
+        if (masks.empty()) out << pad(indent) << row << " = " << v << ";\n";
+        else out << pad(indent) << row << ".merge(" << v << ", " << masks.back() << ");\n";
+    }
+
+    /// Dword scattered writes, 16 then 8 lanes at a time; lanes outside the
+    /// guard (and the enclosing guards) write to the out-of-bounds offset,
+    /// which the surface drops.
+    void buffer_store(const Call *c, int indent) override {
+        kir::Access a = kir::access_of(c);
+        const kir::BufferArg &b = kernel.buffer(a.buffer);
+        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords)));
+        std::string value = as_vector(a.value);
+        std::string mask = masks.empty() ? "" : masks.back();
+        if (!is_const_one(a.guard)) mask = (mask.empty() ? "" : mask + " & ") + as_mask(a.guard);
+        flush(indent);
+        std::string p = pad(indent);
+        out << p << "{  // " << a.buffer << "\n";
+        if (mask.empty()) {
+            out << p << "    vector<uint, " << W << "> offset = " << offset << ";\n";
+        } else {
+            out << p << "    vector<uint, " << W << "> offset = " << kOutOfBounds << ";\n";
+            bool plain = !masks.empty() && mask == masks.back();  // a mask variable already
+            out << p << "    offset.merge(" << offset << ", " << (plain ? mask : typed(mask_type(), mask)) << ");\n";
+        }
+        out << p << "    " << vtype(a.value.type()) << " data = " << value << ";\n";
+        for (int k = 0; k < W;) {
+            int n = W - k >= 16 ? 16 : 8;
+            out << p << "    write(surf_" << a.buffer << ", 0, offset.select<" << n << ", 1>(" << k << "), data.select<" << n << ", 1>("
+                << k << "));\n";
+            k += n;
+        }
+        out << p << "}\n";
     }
 };
-
-std::string indent_block(const std::string &text, const std::string &indent) {
-    std::istringstream in(text);
-    std::string line, out;
-    while (std::getline(in, line)) out += (line.empty() ? "" : indent) + line + "\n";
-    return out;
-}
-
-/// `dst = src shifted by dp lanes` as region copies: lane l of dst gets lane
-/// l - dp of src; lanes with no source get 0.
-std::string shift_code(const std::string &dst, const std::string &src, int64_t dp, int64_t npe, const std::string &type) {
-    std::ostringstream s;
-    if (dp == 0) {
-        s << "vector<" << type << ", " << npe << "> " << dst << " = " << src << ";\n";
-        return s.str();
-    }
-    s << "vector<" << type << ", " << npe << "> " << dst << " = 0;\n";
-    int64_t m = npe - std::llabs(dp);
-    if (m <= 0) return s.str();
-    if (dp > 0) {
-        s << dst << ".select<" << m << ", 1>(" << dp << ") = " << src << ".select<" << m << ", 1>(0);\n";
-    } else {
-        s << dst << ".select<" << m << ", 1>(0) = " << src << ".select<" << m << ", 1>(" << -dp << ");\n";
-    }
-    return s.str();
-}
-
+/// Lane-wise helpers of the printed kernels: select, and integer division
+/// rounding down (Halide's; x / 0 and x % 0 are 0).
 std::string vector_helpers() {
-    return "// Lane-wise helpers: select, and integer division rounding down (Halide's).\n"
-           "template <typename T, int N>\n"
+    return "template <typename T, int N>\n"
            "inline vector<T, N> pulse_vselect(vector<ushort, N> c, vector<T, N> a, vector<T, N> b) {\n"
            "    vector<T, N> r = b;\n"
            "    r.merge(a, c);\n"
            "    return r;\n"
            "}\n"
-           "template <int N>\n"
-           "inline vector<int, N> pulse_vfloordiv(vector<int, N> a, vector<int, N> b) {\n"
-           "    vector<int, N> q = a / b;\n"
-           "    vector<int, N> r = a - q * b;\n"
-           "    q.merge(q - 1, (r != 0) & ((r < 0) != (b < 0)));\n"
+           "template <typename T, int N>\n"
+           "inline vector<T, N> pulse_vfloordiv(vector<T, N> a, vector<T, N> b) {\n"
+           "    vector<T, N> d = b;\n"
+           "    d.merge(1, b == 0);\n"
+           "    vector<T, N> q = a / d;\n"
+           "    vector<T, N> r = a - q * d;\n"
+           "    q.merge(q - 1, (r != 0) & ((r < 0) != (d < 0)));\n"
+           "    q.merge(0, b == 0);\n"
            "    return q;\n"
            "}\n"
-           "template <int N>\n"
-           "inline vector<int, N> pulse_vfloormod(vector<int, N> a, vector<int, N> b) {\n"
-           "    return a - pulse_vfloordiv<N>(a, b) * b;\n"
+           "template <typename T, int N>\n"
+           "inline vector<T, N> pulse_vfloormod(vector<T, N> a, vector<T, N> b) {\n"
+           "    vector<T, N> r = a - pulse_vfloordiv<T, N>(a, b) * b;\n"
+           "    r.merge(0, b == 0);\n"
+           "    return r;\n"
            "}\n";
-}
-
-std::string transform_text(const ir::UreProgram &src) {
-    const ir::SpaceTimeTransform &t = *src.schedule.transform;
-    std::ostringstream s;
-    s << "(";
-    for (size_t i = 0; i < t.source_loops.size(); i++) s << (i ? ", " : "") << t.source_loops[i];
-    s << ") -> (";
-    for (size_t i = 0; i < t.destination_loops.size(); i++) s << (i ? ", " : "") << t.destination_loops[i];
-    s << "), matrix [";
-    for (size_t r = 0; r < t.matrix.size(); r++) {
-        s << (r ? "; " : "");
-        for (size_t c = 0; c < t.matrix[r].size(); c++) s << (c ? " " : "") << t.matrix[r][c];
-    }
-    s << "]" << (t.check_time ? ", CheckTime" : "");
-    return s.str();
 }
 
 void write_file(const std::string &path, const std::string &text) {
     std::ofstream f(path);
-    if (!f) compile_error("cannot write ", path);
     f << text;
     if (!f) compile_error("cannot write ", path);
 }
@@ -348,402 +517,125 @@ void make_directory(const std::string &dir) {
     if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) compile_error("cannot create directory ", dir);
 }
 
-/// The product of the extents of the instance loops other than the run-time
-/// one: threads per `instances`.
-int64_t fixed_instances(const sys::SystolicProgram &p, int runtime_loop) {
-    int64_t n = 1;
-    for (const ir::Loop &l : p.instance_loops) {
-        if (p.source.loop_index(l.var) != runtime_loop) n *= l.extent;
+/// The kernel's parameters: a surface per buffer, then each buffer's min,
+/// extent and stride (in elements) per dimension, then the thread count.
+std::vector<std::string> kernel_parameters(const kir::Kernel &k) {
+    std::vector<std::string> params;
+    for (const kir::BufferArg &b : k.buffers) params.push_back("SurfaceIndex surf_" + b.name + " [[type(\"buffer_t\")]]");
+    for (const kir::BufferArg &b : k.buffers) {
+        for (int d = 0; d < b.dimensions; d++) {
+            for (const char *field : {"min", "extent", "stride"}) params.push_back("int " + b.name + "_" + field + std::to_string(d));
+        }
     }
-    return n;
+    params.push_back("int warps");
+    return params;
 }
 
-/// Threads per group: the extents of the instance loops that the schedule maps
-/// to gpu_threads (1 if none).
-int64_t threads_per_group(const sys::SystolicProgram &p, int runtime_loop) {
-    int64_t n = 1;
-    for (const std::string &v : p.source.schedule.gpu_threads) {
-        int l = p.source.loop_index(v);
-        if (l >= 0 && l != runtime_loop) n *= p.source.loops[l].extent;
+/// The same arguments as host expressions over the harness's arrays.
+std::vector<std::string> host_scalar_arguments(const kir::Kernel &k) {
+    std::vector<std::string> a;
+    for (const kir::BufferArg &b : k.buffers) {
+        for (int d = 0; d < b.dimensions; d++) {
+            for (const char *field : {"min", "extent", "stride"}) a.push_back("(int)" + b.name + "_" + field + "[" + std::to_string(d) + "]");
+        }
     }
-    return n;
+    a.push_back("(int)warps");
+    return a;
 }
 
-/// The buffers whose boxes the kernel takes as arguments (BUFFER_min<d>,
-/// BUFFER_extent<d>): the inputs in `input_order`, then the outputs in merge
-/// order, each with its number of dimensions.
-std::vector<std::pair<std::string, size_t>> buffer_dimensions(const sys::SystolicProgram &p, const std::vector<std::string> &input_order) {
-    std::vector<std::pair<std::string, size_t>> buffers;
-    for (const std::string &in : input_order) buffers.push_back({in, (size_t)p.source.input(in).dimensions});
-    for (const ir::Ure *u : p.source.outputs()) buffers.push_back({u->name, u->output_index().size()});
-    return buffers;
-}
-
-}  // namespace
-
-CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &p, const CmTarget &target) {
-    KernelShape k = shape_of(p);
-    CmRegisterPlan plan;
-    plan.available = target.bytes();
-    auto add = [&](const std::string &what, int64_t bytes) {
-        bytes = round_up(bytes, target.grf_bytes);
-        plan.uses.push_back({what, bytes});
-        plan.bytes += bytes;
-    };
-    add("thread payload and scalars", 2 * (int64_t)target.grf_bytes);
-    add("lane indices (" + p.space_var + ") and active mask", k.npe * 4 + k.npe * 2);
-    for (const sys::Variable &v : p.variables) {
-        int64_t sz = v.type.bytes();
-        if (v.history > 0) add(v.name + " history (" + std::to_string(v.history) + " x " + std::to_string(k.npe) + " lanes)", v.history * k.npe * sz);
-        add(v.name + " current value", k.npe * sz);
-        for (const sys::Tap &t : v.taps) {
-            if (t.dt >= 0 && (t.dp != 0 || t.dt != 0)) add("tap " + tap_name(t), k.npe * sz);
-        }
-    }
-    // Stationary loads live through the time loop; per-step loads are
-    // temporaries, of which one read and its staging are counted.
-    std::set<std::string> stationary;
-    bool per_step = false;
-    for (const sys::InputRead &r : p.input_reads) {
-        bool uses_time = false;
-        for (const Expr &e : r.index) uses_time |= uses_variable(e, p.time_var);
-        std::ostringstream key;
-        key << r.input;
-        for (const Expr &e : r.index) key << "," << e;
-        if (!uses_time) stationary.insert(key.str());
-        else per_step = true;
-    }
-    for (const std::string &s : stationary) add("loaded once: " + s.substr(0, s.find(',')), k.npe * 4);
-    add("I/O staging (offsets and data of one read or write)", k.nio * 4 * 2);
-    if (per_step) add("one per-step load", k.npe * 4);
-    add("expression temporaries", 2 * k.npe * 4);
-    return plan;
-}
-
-namespace {
-
-/// The CM backend runs every array instance as a hardware thread of its own
-/// and maps nothing else; a schedule primitive asking for more is refused, not ignored.
-void check_cm_schedule(const sys::SystolicProgram &p, const std::string &name) {
-    const ir::Schedule &s = p.source.schedule;
-    for (const ir::Tile &t : s.tiles) {
-        compile_error("CM backend: ", name, ": ", t.unroll_inner ? "tile(" : "split(", t.var, ", ", t.outer, ", ", t.inner, ", ",
-                      t.factor, ") is not mapped by the CM backend (each array instance is one thread): remove it for ",
-                      "--emit cm, or use --emit cuda");
-    }
-    if (!s.reorder.empty()) {
-        compile_error("CM backend: ", name, ": reorder is not mapped by the CM backend (array instances are threads, in no ",
-                      "order): remove it for --emit cm, or use --emit cuda");
-    }
-    if (!s.stagings.empty()) {
-        compile_error("CM backend: ", name, ": ", s.stagings.front().source, ".in(", s.stagings.front().consumer,
-                      ") is not mapped by the CM backend: remove the staging for --emit cm, or use --emit cuda");
-    }
-    if (!s.gpu_threads.empty()) {
-        compile_error("CM backend: ", name, ": gpu_threads is not mapped by the CM backend (lanes are PEs): remove it");
-    }
-    if (!s.gpu_blocks.empty()) {
-        for (const ir::Loop &l : p.instance_loops) {
-            if (std::find(s.gpu_blocks.begin(), s.gpu_blocks.end(), l.var) == s.gpu_blocks.end()) {
-                compile_error("CM backend: ", name, ": gpu_blocks leaves out the instance loop '", l.var, "', which the CM ",
-                              "backend runs as threads like the others: name every instance loop in gpu_blocks, or none");
-            }
-        }
-    }
-}
-
-}  // namespace
-
-std::string emit_cm_kernel(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order,
-                           const CmTarget &target) {
-    if (p.pe_count <= 0 || p.steps() <= 0) compile_error("CM backend: ", name, " has no PEs or no steps");
-    check_cm_schedule(p, name);
-    CmRegisterPlan plan = plan_cm_registers(p, target);
-    if (plan.bytes > plan.available) {
-        std::ostringstream s;
-        s << "CM backend: " << name << " needs about " << plan.bytes << " bytes of registers per thread but target "
-          << target.name << " has " << plan.available << " (" << target.grf_registers << " registers of " << target.grf_bytes
-          << " bytes); the kernel would spill. Largest uses:";
-        std::vector<CmRegisterUse> uses = plan.uses;
-        std::sort(uses.begin(), uses.end(), [](const CmRegisterUse &a, const CmRegisterUse &b) { return a.bytes > b.bytes; });
-        for (size_t i = 0; i < uses.size() && i < 4; i++) s << " " << uses[i].what << ": " << uses[i].bytes << " bytes;";
-        s << " fix: use fewer PEs (" << p.pe_count << " now: a smaller extent of the space loops), shorter histories "
-          << "(a time row with smaller distances), or a target with a larger GRF";
-        compile_error(s.str());
-    }
-    KernelShape k = shape_of(p);
-    const std::string N = std::to_string(k.npe);
-    for (const sys::Statement &st : p.statements) {
-        if (st.is_output && st.type.bits() != 32) {
-            compile_error("CM backend: output ", st.ure, " has ", st.type.bits(),
-                          "-bit elements; the dword scattered writes the backend emits move 32-bit elements");
-        }
-    }
-
-    VectorPrinter printer(p, k);
-    std::ostringstream body;  // the time loop's body
-    const std::string in2 = "        ";
-
-    // Taps of past steps, read from the histories before any statement writes.
-    for (const sys::Variable *v : k.variables) {
-        for (const sys::Tap &t : v->taps) {
-            if (t.dt <= 0) continue;  // this step's values, or a later step's (never taken)
-            body << shift_code(tap_name(t), v->name + "_hist.row(" + std::to_string(t.dt - 1) + ")", t.dp, k.npe, cm_type(v->type));
-        }
-    }
-    // Statements in merge order.
-    for (const sys::Statement &st : p.statements) {
-        printer.pre.clear();
-        std::ostringstream s;
-        if (!st.is_output) {
-            // Copy chains along the lanes in this step (dt = 0, dp != 0) that
-            // this statement reads of itself; other statements' same-step
-            // reads of it are shifted from its final value, after it.
-            std::vector<sys::Tap> chain, same_step;
-            const sys::Variable &var = p.variable(st.ure);
-            const std::vector<sys::Tap> own = sys::taps_in(st.value);
-            for (const sys::Tap &t : var.taps) {
-                if (t.dt != 0 || t.dp == 0) continue;
-                same_step.push_back(t);
-                if (std::find(own.begin(), own.end(), t) != own.end()) chain.push_back(t);
-            }
-            auto shift_final = [&]() {
-                for (const sys::Tap &t : same_step) body << shift_code(tap_name(t), st.ure, t.dp, k.npe, cm_type(st.type));
-            };
-            // A chain that copies one lane-uniform value (select(c, A, tap)
-            // with A the same on every lane) is a broadcast: every lane an
-            // active lane can reach holds A, which the load already replicated.
-            const Select *sel = st.value.as<Select>();
-            sys::Tap copied;
-            bool uniform_broadcast = chain.size() == 1 && sel && sys::is_tap(sel->false_value, &copied) && copied == chain[0] &&
-                                     (!is_varying(sel->true_value, p.space_var) ||
-                                      (sel->true_value.as<Call>() && sel->true_value.as<Call>()->call_type == Call::Image &&
-                                       std::none_of(sel->true_value.as<Call>()->args.begin(), sel->true_value.as<Call>()->args.end(),
-                                                    [&](const Expr &a) { return is_varying(a, p.space_var); })));
-            std::string T = cm_type(st.type);
-            if (uniform_broadcast) {
-                std::string value = printer.print_vector(sel->true_value);
-                s << "// " << st.ure << " = " << ir::to_source(st.value) << "\n";
-                s << "// a broadcast: the chain copies one value to every lane\n";
-                s << "vector<" << T << ", " << N << "> " << st.ure << " = " << value << ";\n";
-                for (const std::string &pre : printer.pre) body << pre;
-                body << s.str();
-                shift_final();
-                continue;
-            }
-            std::string value = printer.print_vector(st.value);
-            s << "// " << st.ure << " = " << ir::to_source(st.value) << "\n";
-            if (chain.empty()) {
-                s << "vector<" << T << ", " << N << "> " << st.ure << " = " << value << ";\n";
-            } else {
-                // A value copied from lane l - dp in the same step: every
-                // pass moves it one more hop, so after a pass per hop of the
-                // longest chain every lane holds its source's value.
-                int64_t min_dp = k.npe;
-                for (const sys::Tap &t : chain) min_dp = std::min<int64_t>(min_dp, std::llabs(t.dp));
-                int64_t passes = (k.npe - 1 + min_dp - 1) / min_dp + 1;
-                s << "vector<" << T << ", " << N << "> " << st.ure << " = 0;\n";
-                s << "for (int pass = 0; pass < " << passes << "; pass++) {  // broadcast along the lanes\n";
-                std::string inner;
-                for (const sys::Tap &t : chain) inner += shift_code(tap_name(t), st.ure, t.dp, k.npe, T);
-                inner += st.ure + " = " + value + ";\n";
-                s << indent_block(inner, "    ") << "}\n";
-            }
-            for (const std::string &pre : printer.pre) body << pre;
-            body << s.str();
-            shift_final();
-            continue;
-        } else {
-            auto [cond, value] = split_store(st.value);
-            std::vector<std::string> index;
-            for (const Expr &e : st.output_index) index.push_back(printer.print(e));
-            std::string offset = dense_offset_text(st.ure, index);
-            std::string mask = printer.print(cond), v = printer.print(value);
-            std::string T = cm_type(st.type), o = st.ure;
-            s << "// store " << st.ure << " = " << ir::to_source(st.value) << " on active lanes\n";
-            s << "vector<uint, " << k.nio << "> " << o << "_off = " << kOutOfBounds << ";\n";
-            s << o << "_off.select<" << N << ", 1>(0).merge(vector<uint, " << N << ">(" << offset << "), active & " << mask << ");\n";
-            s << "vector<" << T << ", " << k.nio << "> " << o << "_io = 0;\n";
-            s << o << "_io.select<" << N << ", 1>(0) = " << v << ";\n";
-            for (int64_t c = 0; c < k.nio;) {
-                int64_t w = k.nio - c >= 16 ? 16 : 8;
-                s << "write(surf_" << o << ", 0, " << o << "_off.select<" << w << ", 1>(" << c << "), " << o << "_io.select<" << w
-                  << ", 1>(" << c << "));\n";
-                c += w;
-            }
-        }
-        for (const std::string &pre : printer.pre) body << pre;
-        body << s.str();
-    }
-    // Histories: shift by one step, newest value into row 0.
-    for (const sys::Variable *v : k.variables) {
-        if (v->history <= 0) continue;
-        if (v->history > 1) {
-            std::string h = std::to_string(v->history - 1);
-            body << v->name << "_hist.select<" << h << ", 1, " << N << ", 1>(1, 0) = " << v->name << "_hist.select<" << h << ", 1, "
-                 << N << ", 1>(0, 0);\n";
-        }
-        body << v->name << "_hist.row(0) = " << v->name << ";\n";
-    }
-    std::string active = printer.print_vector(p.has_preimage);
-    std::string hoisted;
-    for (const std::string &h : printer.hoisted) hoisted += h;
-
-    // ---- the file ----
+std::string print_kernel_file(const kir::Kernel &k, const CmTarget &target) {
+    CmRegisterPlan plan = plan_cm_registers(k, target);
+    if (plan.bytes > plan.available) compile_error(cm_register_error(k, plan, target));
+    const int W = cm_lanes(k);
+    CmPrinter printer(k);
+    std::string body = printer.body();
     std::ostringstream out;
-    const ir::UreProgram &src = p.source;
-    out << "// " << name << "_genx.cpp: Intel C for Metal kernel generated by Pulse.\n//\n";
-    out << "// UREs of " << src.name << " (merge order):\n";
-    for (const ir::Ure &u : src.ures) {
-        out << "//   " << u.lhs_text() << " = " << ir::to_source(u.value) << "\n";
-    }
-    out << "// Loops (innermost first):";
-    for (const ir::Loop &l : src.loops) out << " " << l.var << " in [" << l.min << ", " << l.max() << "]";
-    out << "\n// Space-time transform: " << transform_text(src) << "\n";
-    out << "// Array: " << k.npe << " PEs (lane l is PE " << p.space_var << " = " << p.pe_min << " + l), steps " << p.time_var
-        << " in [" << p.time_min << ", " << p.time_max << "]; one hardware thread per array instance";
-    if (!p.instance_loops.empty()) {
-        out << " (loops";
-        for (const ir::Loop &l : p.instance_loops) out << " " << l.var;
-        out << ")";
-    }
-    out << ".\n//\n// Register plan (" << target.name << ", " << plan.available << " bytes of GRF; about " << plan.bytes
-        << " used):\n";
-    for (const sys::Variable *v : k.variables) {
-        out << "//   " << v->name << ": " << to_string(v->dataflow) << ", ";
-        if (v->history > 0) {
-            out << "history matrix<" << cm_type(v->type) << ", " << v->history << ", " << N << ">, row k = value of step t - 1 - k;";
-        } else {
-            out << "no history;";
-        }
-        out << " taps";
-        for (const sys::Tap &t : v->taps) out << " (dp " << t.dp << ", dt " << t.dt << ")";
-        out << "\n";
-    }
+    out << "// " << k.name << "_genx.cpp: Intel C for Metal kernel generated by Pulse.\n//\n// " << comment_lines(k.description);
+    out << "//\n// One hardware thread runs what one warp of the kernel IR runs: lane l of every\n"
+        << "// vector<T, " << W << "> is lane l of the warp (lanes past the array idle, as on a GPU).\n"
+        << "// Values the same on every lane are scalars. Shuffles are region copies, a\n"
+        << "// shuffle by lane index an iselect, a chain's source lane a shift-and-merge per\n"
+        << "// hop; a guard that differs between lanes is a mask on the writes under it.\n//\n";
+    out << "// Register plan (" << target.name << ", " << plan.available << " bytes of GRF; about " << plan.bytes
+        << " used at the peak):\n";
     for (const CmRegisterUse &u : plan.uses) out << "//   " << u.bytes << " bytes: " << u.what << "\n";
-    out << "//\n// Buffers are dense, first dimension innermost: element (i0, i1, ..) of input x\n"
-           "// is at (i1 - x_min1) * x_extent0 + (i0 - x_min0), the region the host computes\n"
-           "// with "
-        << name << "_x_region; outputs likewise over the box their index spans\n"
-        << "// (" << name << "_OUTPUT_region), with `instances` as the extent of loop '" << (k.runtime_loop >= 0 ? src.loops[k.runtime_loop].var : std::string("-")) << "'.\n"
-        << "// Lanes that must not touch memory use element offset " << kOutOfBounds << ": the buffer\n"
-           "// surface's bounds check makes such a read return 0 and drops such a write.\n";
+    out << "//\n// Buffers: the layout of " << k.name << "_reference.h (" << k.name << "_BUFFER_region), with\n"
+        << "// BUFFER_minD, BUFFER_extentD and BUFFER_strideD in elements. Lanes that must not\n"
+        << "// touch memory use element offset " << kOutOfBounds << ": the buffer surface's bounds\n"
+        << "// check makes such a read return 0 and drops such a write.\n";
     out << "#include <cm/cm.h>\n#include <stdint.h>\n\n";
     out << "#ifndef PULSE_C_HELPERS\n#define PULSE_C_HELPERS\n" << c_helper_functions("static inline") << "#endif\n";
     out << "#ifndef PULSE_CM_VECTOR_HELPERS\n#define PULSE_CM_VECTOR_HELPERS\n" << vector_helpers() << "#endif\n\n";
-
-    out << "extern \"C\" _GENX_MAIN_ void " << name << "(";
-    std::vector<std::string> params;
-    for (const std::string &in : input_order) params.push_back("SurfaceIndex surf_" + in + " [[type(\"buffer_t\")]]");
-    for (const ir::Ure &u : src.ures) {
-        if (u.is_output) params.push_back("SurfaceIndex surf_" + u.name + " [[type(\"buffer_t\")]]");
-    }
-    params.push_back("int instances");
-    for (const auto &[buffer, dimensions] : buffer_dimensions(p, input_order)) {
-        for (size_t d = 0; d < dimensions; d++) {
-            params.push_back("int " + buffer + "_min" + std::to_string(d));
-            params.push_back("int " + buffer + "_extent" + std::to_string(d));
-        }
-    }
+    out << "extern \"C\" _GENX_MAIN_ void " << k.name << "(";
+    std::vector<std::string> params = kernel_parameters(k);
     for (size_t i = 0; i < params.size(); i++) out << (i ? ",\n        " : "") << params[i];
     out << ") {\n";
-    const std::string in1 = "    ";
-    out << in1 << "// One thread per array instance.\n";
-    out << in1 << "const int thread = cm_group_id(0) * cm_local_size(0) + cm_local_id(0);\n";
-    out << in1 << "if (thread >= " << fixed_instances(p, k.runtime_loop) << " * instances) return;\n";
-    out << in1 << "int rest = thread;\n";
-    for (size_t i = 0; i < p.instance_loops.size(); i++) {
-        const ir::Loop &l = p.instance_loops[i];
-        bool last = i + 1 == p.instance_loops.size();
-        bool runtime = src.loop_index(l.var) == k.runtime_loop;
-        std::string extent = runtime ? "instances" : std::to_string(l.extent);
-        if (last) {
-            out << in1 << "const int " << l.var << " = " << l.min << " + rest;\n";
-        } else {
-            out << in1 << "const int " << l.var << " = " << l.min << " + rest % " << extent << ";\n";
-            out << in1 << "rest /= " << extent << ";\n";
-        }
-    }
-    for (const std::string &in : input_order) {
-        out << in1 << "const int " << in << "_elements = ";
-        for (int d = 0; d < src.input(in).dimensions; d++) out << (d ? " * " : "") << in << "_extent" << d;
-        out << ";\n";
-    }
-    out << in1 << "// PE index of each lane.\n";
-    out << in1 << "const int lane_init[" << N << "] = {";
-    for (int64_t l = 0; l < k.npe; l++) out << (l ? ", " : "") << l;
+    out << "    // One thread per warp of the kernel IR.\n";
+    out << "    const int thread = cm_group_id(0) * cm_local_size(0) + cm_local_id(0);\n";
+    out << "    if (thread >= warps) return;\n";
+    out << "    [[maybe_unused]] const int64_t warp_index = thread;\n";
+    out << "    const int lane_init[" << W << "] = {";
+    for (int l = 0; l < W; l++) out << (l ? ", " : "") << l;
     out << "};\n";
-    out << in1 << "vector<int, " << N << "> " << p.space_var << "(lane_init);\n";
-    out << in1 << p.space_var << " += " << p.pe_min << ";\n";
-    out << in1 << "// Histories.\n";
-    for (const sys::Variable *v : k.variables) {
-        if (v->history > 0) out << in1 << "matrix<" << cm_type(v->type) << ", " << v->history << ", " << N << "> " << v->name << "_hist = 0;\n";
-    }
-    if (!hoisted.empty()) {
-        out << in1 << "// Inputs that do not change over time: loaded once.\n" << indent_block(hoisted, in1);
-    }
-    out << in1 << "for (int " << p.time_var << " = " << p.time_min << "; " << p.time_var << " <= " << p.time_max << "; " << p.time_var
-        << "++) {\n";
-    out << in2 << "// Lanes whose (" << p.space_var << ", " << p.time_var << ") is the image of a point of the domain.\n";
-    out << in2 << "vector<ushort, " << N << "> active = " << active << ";\n";
-    out << indent_block(body.str(), in2);
-    out << in1 << "}\n}\n";
+    out << "    [[maybe_unused]] vector<int, " << W << "> lane(lane_init);\n";
+    out << body << "}\n";
     return out.str();
 }
 
-namespace {
-
 /// Declarations shared by the host program and the emulation harness: buffers
-/// sized from the layout functions of the emitted reference, random inputs,
-/// poisoned outputs, the reference run and the comparison.
+/// sized from the layout functions of the emitted reference (dense, first
+/// dimension innermost), random inputs, poisoned outputs, the thread count,
+/// the reference run and the comparison.
 struct HostParts {
     std::string setup, check;
 };
 
-HostParts host_parts(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order) {
-    const ir::UreProgram &src = p.source;
+HostParts host_parts(const kir::Kernel &k) {
+    const std::string &name = k.name;
     std::ostringstream s;
-    s << "    // Inputs: dense regions from " << name << "_INPUT_region, random and never zero.\n";
+    s << "    // Buffers: dense regions from " << name << "_BUFFER_region; inputs random and never zero,\n"
+         "    // outputs poisoned, so an element the kernel never writes is a mismatch.\n";
     s << "    std::mt19937 rng(seed);\n";
-    for (size_t k = 0; k < input_order.size(); k++) {
-        const ir::InputDecl &d = src.input(input_order[k]);
-        std::string T = c_type(d.type);
-        s << "    int64_t " << d.name << "_count = 1;\n";
-        s << "    int64_t " << d.name << "_min[" << d.dimensions << "], " << d.name << "_extent[" << d.dimensions << "];\n";
-        s << "    for (int d = 0; d < " << d.dimensions << "; d++) {\n";
-        s << "        " << name << "_" << d.name << "_region(d, instances, &" << d.name << "_min[d], &" << d.name << "_extent[d]);\n";
-        s << "        " << d.name << "_count *= " << d.name << "_extent[d];\n    }\n";
-        s << "    std::vector<" << T << "> " << d.name << "(" << d.name << "_count);\n";
-        s << "    for (auto &v : " << d.name << ") v = (" << T << ")random_nonzero(rng, " << (d.type.is_float() ? "true" : "false")
-          << ");\n";
-    }
-    s << "    // Outputs: dense regions from " << name << "_OUTPUT_region, poisoned, so an element the kernel\n"
-         "    // never writes is a mismatch.\n";
-    for (const ir::Ure &u : src.ures) {
-        if (!u.is_output) continue;
-        std::string T = c_type(u.type);
-        size_t dimensions = u.output_index().size();
-        s << "    int64_t " << u.name << "_count = 1;\n";
-        s << "    int64_t " << u.name << "_min[" << dimensions << "], " << u.name << "_extent[" << dimensions << "];\n";
-        s << "    for (int d = 0; d < " << dimensions << "; d++) {\n";
-        s << "        " << name << "_" << u.name << "_region(d, instances, &" << u.name << "_min[d], &" << u.name << "_extent[d]);\n";
-        s << "        " << u.name << "_count *= " << u.name << "_extent[d];\n    }\n";
-        s << "    std::vector<" << T << "> " << u.name << "(" << u.name << "_count, poison<" << T << ">()), " << u.name << "_expected("
-          << u.name << "_count, poison<" << T << ">());\n";
+    for (const kir::BufferArg &b : k.buffers) {
+        std::string T = c_type(b.type);
+        s << "    int64_t " << b.name << "_count = 1;\n";
+        s << "    int64_t " << b.name << "_min[" << b.dimensions << "], " << b.name << "_extent[" << b.dimensions << "], " << b.name
+          << "_stride[" << b.dimensions << "];\n";
+        s << "    for (int d = 0; d < " << b.dimensions << "; d++) {\n";
+        s << "        " << name << "_" << b.name << "_region(d, instances, &" << b.name << "_min[d], &" << b.name << "_extent[d]);\n";
+        s << "        " << b.name << "_stride[d] = " << b.name << "_count;\n";
+        s << "        " << b.name << "_count *= " << b.name << "_extent[d];\n    }\n";
+        if (b.is_output) {
+            s << "    std::vector<" << T << "> " << b.name << "(" << b.name << "_count, poison<" << T << ">()), " << b.name
+              << "_expected(" << b.name << "_count, poison<" << T << ">());\n";
+        } else {
+            s << "    std::vector<" << T << "> " << b.name << "(" << b.name << "_count);\n";
+            s << "    for (auto &v : " << b.name << ") v = (" << T << ")random_nonzero(rng, " << (b.type.is_float() ? "true" : "false")
+              << ");\n";
+        }
     }
     s << "    " << name << "_reference(";
-    for (const std::string &in : input_order) s << in << ".data(), ";
-    for (const ir::Ure &u : src.ures) {
-        if (u.is_output) s << u.name << "_expected.data(), ";
-    }
+    for (const kir::BufferArg &b : k.buffers) s << b.name << (b.is_output ? "_expected" : "") << ".data(), ";
     s << "instances);\n";
+    // The thread count: the kernel IR's warp count over the output extents.
+    CPrinterHooks hooks;
+    hooks.variable = [&](const std::string &v) -> std::string {
+        std::string f = field_name(k, v);
+        if (f.empty()) compile_error("CM backend: internal: the thread count depends on ", v);
+        size_t digits = f.find_last_not_of("0123456789") + 1;
+        return f.substr(0, digits) + "[" + f.substr(digits) + "]";
+    };
+    hooks.call = [](const Call *op, const std::vector<std::string> &) -> std::string {
+        compile_error("CM backend: internal: the thread count calls ", Expr(op));
+    };
+    s << "    // One thread per warp of the kernel IR.\n";
+    s << "    const int64_t warps = " << print_c_expr(k.warp_count(), hooks) << ";\n";
     HostParts parts;
     parts.setup = s.str();
     std::ostringstream c;
     c << "    bool ok = true;\n";
-    for (const ir::Ure &u : src.ures) {
-        if (!u.is_output) continue;
-        c << "    if (ok) ok = compare(\"" << u.name << "\", " << u.name << ", " << u.name << "_expected);\n";
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.is_output) c << "    if (ok) ok = compare(\"" << b.name << "\", " << b.name << ", " << b.name << "_expected);\n";
     }
     c << "    if (ok) std::printf(\"PASS\\n\");\n";
     c << "    return ok ? 0 : 1;\n";
@@ -779,18 +671,6 @@ std::string host_helpers() {
            "}\n";
 }
 
-/// The kernel's arguments after the surfaces, as host expressions.
-std::vector<std::string> scalar_arguments(const sys::SystolicProgram &p, const std::vector<std::string> &input_order) {
-    std::vector<std::string> a{"(int)instances"};
-    for (const auto &[buffer, dimensions] : buffer_dimensions(p, input_order)) {
-        for (size_t d = 0; d < dimensions; d++) {
-            a.push_back("(int)" + buffer + "_min[" + std::to_string(d) + "]");
-            a.push_back("(int)" + buffer + "_extent[" + std::to_string(d) + "]");
-        }
-    }
-    return a;
-}
-
 /// `main` of a host program up to the kernel: its arguments (instances,
 /// seed) and the buffers' setup.
 std::string main_prologue(const std::string &name, const HostParts &parts) {
@@ -803,12 +683,53 @@ std::string main_prologue(const std::string &name, const HostParts &parts) {
     return out.str();
 }
 
+/// Writes the files of emit_cm (and, with `emulation`, the harness and the emulation).
+void write_cm_files(const sys::SystolicProgram &p, const std::vector<std::string> &input_order, const std::string &directory,
+                    const CmTarget &target, const KernelOptions &options, bool emulation, const std::string &name) {
+    kir::Kernel kernel = lower_for_cm(p, name, input_order, options);
+    std::string text = print_cm_kernel(kernel, target);
+    make_directory(directory);
+    write_file(directory + "/" + name + "_genx.cpp", text);
+    write_file(directory + "/" + name + "_reference.h", emit_reference_cpp(p.source, name, input_order));
+    write_file(directory + "/" + name + "_host.cpp", print_cm_host(kernel));
+    if (emulation) {
+        write_file(directory + "/" + name + "_emu.cpp", print_cm_emulation_harness(kernel));
+        write_cm_emulation_header(directory);
+    }
+}
+
 }  // namespace
 
-std::string emit_cm_emulation_harness(const sys::SystolicProgram &p, const std::string &name,
-                                      const std::vector<std::string> &input_order) {
-    int runtime_loop = instances_loop(p.source);
-    HostParts parts = host_parts(p, name, input_order);
+kir::Kernel lower_for_cm(const sys::SystolicProgram &program, const std::string &name, const std::vector<std::string> &input_order,
+                         const KernelOptions &options) {
+    kir::Kernel kernel = lower_to_kernel(program, name, input_order, options);
+    KernelPassOptions passes;
+    passes.constant_memory = false;
+    passes.register_window = false;
+    optimize_kernel(kernel, passes);
+    return kernel;
+}
+
+CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &program, const CmTarget &target) {
+    std::vector<std::string> order;
+    for (const ir::InputDecl &in : program.source.inputs) order.push_back(in.name);
+    return plan_cm_registers(lower_for_cm(program, program.source.name, order, {}), target);
+}
+
+std::string print_cm_kernel(const kir::Kernel &kernel, const CmTarget &target) {
+    std::string text;
+    kir::on_large_stack([&] { text = print_kernel_file(kernel, target); });
+    return text;
+}
+
+std::string emit_cm_kernel(const sys::SystolicProgram &program, const std::string &name, const std::vector<std::string> &input_order,
+                           const CmTarget &target, const KernelOptions &options) {
+    return print_cm_kernel(lower_for_cm(program, name, input_order, options), target);
+}
+
+std::string print_cm_emulation_harness(const kir::Kernel &k) {
+    const std::string &name = k.name;
+    HostParts parts = host_parts(k);
     std::ostringstream out;
     out << "// " << name << "_emu.cpp: runs the CM kernel " << name << "_genx.cpp on Pulse's CPU emulation of CM\n"
         << "// and compares it with the emitted reference. Generated by Pulse.\n"
@@ -818,34 +739,26 @@ std::string emit_cm_emulation_harness(const sys::SystolicProgram &p, const std::
     out << "#include \"" << name << "_genx.cpp\"\n#include \"" << name << "_reference.h\"\n\n";
     out << host_helpers() << "\n";
     out << main_prologue(name, parts);
-    out << "    // The kernel, thread by thread: " << threads_per_group(p, runtime_loop) << " threads per group.\n";
-    out << "    const int64_t threads = " << fixed_instances(p, runtime_loop) << " * instances, per_group = "
-        << threads_per_group(p, runtime_loop) << ";\n";
+    out << "    // The kernel, thread by thread, one thread per group.\n";
     out << "    cm_emu::unbind_all();\n";
     std::vector<std::string> args;
-    for (const std::string &in : input_order) {
-        out << "    SurfaceIndex surf_" << in << " = cm_emu::bind_buffer(" << in << ".data(), " << in << ".size() * sizeof(" << in
-            << "[0]));\n";
-        args.push_back("surf_" + in);
+    for (const kir::BufferArg &b : k.buffers) {
+        out << "    SurfaceIndex surf_" << b.name << " = cm_emu::bind_buffer(" << b.name << ".data(), " << b.name << ".size() * sizeof("
+            << b.name << "[0]));\n";
+        args.push_back("surf_" + b.name);
     }
-    for (const ir::Ure &u : p.source.ures) {
-        if (!u.is_output) continue;
-        out << "    SurfaceIndex surf_" << u.name << " = cm_emu::bind_buffer(" << u.name << ".data(), " << u.name << ".size() * sizeof("
-            << u.name << "[0]));\n";
-        args.push_back("surf_" + u.name);
-    }
-    for (const std::string &a : scalar_arguments(p, input_order)) args.push_back(a);
-    out << "    const uint groups[3] = {(uint)((threads + per_group - 1) / per_group), 1, 1}, local[3] = {(uint)per_group, 1, 1};\n";
-    out << "    cm_emu::launch(groups, local, [&] { " << name << "(";
+    for (const std::string &a : host_scalar_arguments(k)) args.push_back(a);
+    out << "    const uint groups[3] = {(uint)warps, 1, 1}, local[3] = {1, 1, 1};\n";
+    out << "    if (warps > 0) cm_emu::launch(groups, local, [&] { " << name << "(";
     for (size_t i = 0; i < args.size(); i++) out << (i ? ", " : "") << args[i];
     out << "); });\n";
     out << parts.check << "}\n";
     return out.str();
 }
 
-std::string emit_cm_host(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order) {
-    int runtime_loop = instances_loop(p.source);
-    HostParts parts = host_parts(p, name, input_order);
+std::string print_cm_host(const kir::Kernel &k) {
+    const std::string &name = k.name;
+    HostParts parts = host_parts(k);
     std::ostringstream out;
     out << "// " << name << "_host.cpp: runs the CM kernel " << name << "_genx.cpp on an Intel GPU through\n"
         << "// Level Zero and checks it against the emitted reference. Generated by Pulse.\n//\n"
@@ -910,20 +823,18 @@ std::string emit_cm_host(const sys::SystolicProgram &p, const std::string &name,
         return p;
     };
 )";
-    for (const std::string &in : input_order) out << "    bind(" << in << ".data(), " << in << ".size() * sizeof(" << in << "[0]), true);\n";
     std::vector<std::string> outputs;
-    for (const ir::Ure &u : p.source.ures) {
-        if (!u.is_output) continue;
-        outputs.push_back(u.name);
-        out << "    void *" << u.name << "_device = bind(" << u.name << ".data(), " << u.name << ".size() * sizeof(" << u.name
-            << "[0]), true);\n";
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.is_output) outputs.push_back(b.name);
+        out << "    " << (b.is_output ? "void *" + b.name + "_device = " : std::string()) << "bind(" << b.name << ".data(), " << b.name
+            << ".size() * sizeof(" << b.name << "[0]), true);\n";
     }
-    for (const std::string &a : scalar_arguments(p, input_order)) {
+    for (const std::string &a : host_scalar_arguments(k)) {
         out << "    { int v = " << a << "; ZE_CHECK(zeKernelSetArgumentValue(kernel, arg++, sizeof(v), &v)); }\n";
     }
-    out << "    // One thread per array instance, " << threads_per_group(p, runtime_loop) << " per group.\n";
-    out << "    const int64_t threads = " << fixed_instances(p, runtime_loop) << " * instances, per_group = "
-        << threads_per_group(p, runtime_loop) << ";\n";
+    out << "    // One thread per warp of the kernel IR, one per group.\n";
+    out << "    if (warps <= 0) { std::fprintf(stderr, \"no threads to run\\n\"); return 2; }\n";
+    out << "    const int64_t threads = warps, per_group = 1;\n";
     out << R"(    ZE_CHECK(zeKernelSetGroupSize(kernel, (uint32_t)per_group, 1, 1));
     ze_group_count_t groups = {(uint32_t)((threads + per_group - 1) / per_group), 1, 1};
     ze_command_queue_desc_t queue_desc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
@@ -947,19 +858,13 @@ std::string emit_cm_host(const sys::SystolicProgram &p, const std::string &name,
 }
 
 void emit_cm(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order,
-             const std::string &directory, const CmTarget &target) {
-    std::string kernel = emit_cm_kernel(p, name, input_order, target);
-    make_directory(directory);
-    write_file(directory + "/" + name + "_genx.cpp", kernel);
-    write_file(directory + "/" + name + "_reference.h", emit_reference_cpp(p.source, name, input_order));
-    write_file(directory + "/" + name + "_host.cpp", emit_cm_host(p, name, input_order));
+             const std::string &directory, const CmTarget &target, const KernelOptions &options) {
+    write_cm_files(p, input_order, directory, target, options, false, name);
 }
 
 void emit_cm_emulation(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order,
-                       const std::string &directory, const CmTarget &target) {
-    emit_cm(p, name, input_order, directory, target);
-    write_file(directory + "/" + name + "_emu.cpp", emit_cm_emulation_harness(p, name, input_order));
-    write_cm_emulation_header(directory);
+                       const std::string &directory, const CmTarget &target, const KernelOptions &options) {
+    write_cm_files(p, input_order, directory, target, options, true, name);
 }
 
 std::string write_cm_emulation_header(const std::string &directory) {

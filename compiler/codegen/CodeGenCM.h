@@ -1,72 +1,66 @@
-// The CM backend: prints a systolic program (SystolicProgram.h) as an Intel C
-// for Metal kernel in which each SIMD lane of a `vector<T, NPE>` is one PE,
-// with host code that runs it through Level Zero, and a harness that runs it on
-// Pulse's CPU emulation of CM (runtime/cm_emu/cm/cm.h).
+// The CM backend: prints the kernel IR (KernelIR.h) as an Intel C for Metal
+// kernel, the way CodeGenCudaKernel.h prints it as CUDA: one hardware thread
+// runs what one warp runs, lane l of every `vector<T, W>` is lane l of the
+// warp. It plans nothing of its own: the mapping is lower_to_kernel's and the
+// kernel passes' (KernelPasses.h). With the kernel come host code that runs it
+// through Level Zero, and a harness that runs it on Pulse's CPU emulation of
+// CM (runtime/cm_emu/cm/cm.h).
 #ifndef PULSE_CODEGEN_CM_H
 #define PULSE_CODEGEN_CM_H
 
 #include <string>
 #include <vector>
 
+#include "codegen/CmRegisters.h"
+#include "ir/KernelIR.h"
 #include "ir/SystolicProgram.h"
+#include "lower/LowerToKernel.h"
 
 namespace pulse {
 
-/// The register file of the GPU a kernel is generated for. A CM kernel keeps
-/// every vector in the general register file (GRF); one that does not fit
-/// spills to memory, which defeats the systolic design, so Pulse rejects it.
-struct CmTarget {
-    std::string name = "Gen9";
-    int grf_registers = 128;  ///< registers per hardware thread
-    int grf_bytes = 32;       ///< bytes per register
-    int64_t bytes() const { return (int64_t)grf_registers * grf_bytes; }
-    /// Gen9 (Skylake and later integrated graphics): 128 registers of 32 bytes.
-    static CmTarget gen9() { return CmTarget{}; }
-};
+/// The kernel IR the CM backend prints: lower_to_kernel, then the kernel
+/// passes without constant memory (KernelPassOptions::constant_memory: CM
+/// has no constant bank the host fills, so lane-uniform inputs stay surface
+/// reads) and without register windows (KernelPassOptions::register_window:
+/// a thread's GRF holds an eighth of what a warp's registers hold).
+kir::Kernel lower_for_cm(const sys::SystolicProgram &program, const std::string &name,
+                         const std::vector<std::string> &input_order, const KernelOptions &options = {});
 
-/// One entry of a kernel's register footprint.
-struct CmRegisterUse {
-    std::string what;
-    int64_t bytes = 0;  ///< rounded up to whole registers
-};
-
-/// The register footprint of the kernel emit_cm would print for `program`:
-/// histories, current values, taps, loaded inputs, I/O staging, lane indices
-/// and a reserve for the thread payload and scalars.
-struct CmRegisterPlan {
-    std::vector<CmRegisterUse> uses;
-    int64_t bytes = 0;      ///< total
-    int64_t available = 0;  ///< the target's GRF
-};
-
-/// Estimates the GRF bytes the generated kernel needs on `target`.
+/// plan_cm_registers (CmRegisters.h) of the kernel lower_for_cm makes of
+/// `program` (default options).
 CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &program, const CmTarget &target);
 
-/// The kernel source, NAME_genx.cpp. Throws CompileError if the design does not
-/// fit the target's GRF or uses something the CM backend cannot print.
+/// NAME_genx.cpp for `kernel` (from lower_for_cm). Throws CompileError if
+/// the kernel does not fit the target's GRF (naming the fix) or uses
+/// something the CM backend cannot print (buffers of other than 32-bit
+/// elements, constant memory).
+std::string print_cm_kernel(const kir::Kernel &kernel, const CmTarget &target);
+
+/// The kernel source, NAME_genx.cpp, of `program` (lower_for_cm, then print_cm_kernel).
 std::string emit_cm_kernel(const sys::SystolicProgram &program, const std::string &name,
-                           const std::vector<std::string> &input_order, const CmTarget &target);
+                           const std::vector<std::string> &input_order, const CmTarget &target,
+                           const KernelOptions &options = {});
 
-/// The host program, NAME_host.cpp: runs the kernel through Level Zero on
-/// random inputs and checks it against the emitted reference.
-std::string emit_cm_host(const sys::SystolicProgram &program, const std::string &name,
-                         const std::vector<std::string> &input_order);
+/// The host program, NAME_host.cpp, of `kernel`: runs it through Level Zero
+/// on random inputs and checks it against the emitted reference.
+std::string print_cm_host(const kir::Kernel &kernel);
 
-/// The CPU harness, NAME_emu.cpp: the kernel on the CM emulation, the emitted
-/// reference, random non-zero inputs, NaN-poisoned outputs; prints PASS or the
-/// first mismatch. Takes the instance count and a seed on its command line.
-std::string emit_cm_emulation_harness(const sys::SystolicProgram &program, const std::string &name,
-                                      const std::vector<std::string> &input_order);
+/// The CPU harness, NAME_emu.cpp, of `kernel`: the kernel on the CM
+/// emulation, the emitted reference, random non-zero inputs, NaN-poisoned
+/// outputs; prints PASS or the first mismatch. Takes the instance count and
+/// a seed on its command line.
+std::string print_cm_emulation_harness(const kir::Kernel &kernel);
 
 /// Writes NAME_genx.cpp, NAME_host.cpp and NAME_reference.h into `directory`
 /// (created if missing).
 void emit_cm(const sys::SystolicProgram &program, const std::string &name, const std::vector<std::string> &input_order,
-             const std::string &directory, const CmTarget &target);
+             const std::string &directory, const CmTarget &target, const KernelOptions &options = {});
 
 /// emit_cm, plus NAME_emu.cpp and the CM emulation it includes
 /// (write_cm_emulation_header), so the directory builds on its own.
 void emit_cm_emulation(const sys::SystolicProgram &program, const std::string &name,
-                       const std::vector<std::string> &input_order, const std::string &directory, const CmTarget &target);
+                       const std::vector<std::string> &input_order, const std::string &directory, const CmTarget &target,
+                       const KernelOptions &options = {});
 
 /// The host C++ compiler: $CXX if set, else c++.
 std::string host_cxx_compiler();

@@ -4,6 +4,7 @@
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
+#include "codegen/KernelPrinter.h"
 
 namespace pulse {
 
@@ -12,18 +13,11 @@ using namespace Halide::Internal;
 
 namespace {
 
-/// A C identifier for an IR name (`x.extent.0` and SSA names carry dots).
-std::string c_name(const std::string &n) {
-    std::string r;
-    for (char c : n) r += (std::isalnum((unsigned char)c) || c == '_') ? c : '_';
-    return r;
-}
-
-class CudaPrinter {
+class CudaPrinter : public KernelPrinter {
 public:
-    explicit CudaPrinter(const kir::Kernel &k) : kernel(k) {}
+    explicit CudaPrinter(const kir::Kernel &k) : KernelPrinter(k) {}
 
-    std::string expr(const Expr &e) const {
+    std::string expr(const Expr &e) override {
         CPrinterHooks hooks;
         hooks.variable = [&](const std::string &v) -> std::string {
             for (const kir::BufferArg &b : kernel.buffers) {
@@ -59,77 +53,28 @@ public:
         return b.placement == kir::Placement::Constant ? b.name + "_constant" : b.name + "_data";
     }
 
-    void stmt(const Stmt &s, int indent) {
-        std::string pad(indent * 4, ' ');
-        if (s.as<LetStmt>()) {
-            Stmt body = s;
-            while (const LetStmt *op = body.as<LetStmt>()) {
-                out << pad << "const " << c_type(op->value.type()) << " " << c_name(op->name) << " = " << expr(op->value) << ";\n";
-                body = op->body;
-            }
-            stmt(body, indent);
-            return;
-        }
-        if (const Block *op = s.as<Block>()) {
-            // Lets bind only inside their statement: a scope of their own keeps
-            // names that a sibling binds again (peeled loop iterations) apart.
-            for (const Stmt &part : {op->first, op->rest}) {
-                if (part.as<LetStmt>() && op->rest.defined()) {
-                    out << pad << "{\n";
-                    stmt(part, indent + 1);
-                    out << pad << "}\n";
-                } else {
-                    stmt(part, indent);
-                }
-            }
-            return;
-        }
-        if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
-            out << pad << "{  // one array instance\n";
-            stmt(op->body, indent + 1);
-            out << pad << "}\n";
-            return;
-        }
-        if (const IfThenElse *op = s.as<IfThenElse>()) {
-            out << pad << "if (" << expr(op->condition) << ") {\n";
-            stmt(op->then_case, indent + 1);
-            if (op->else_case.defined()) {
-                out << pad << "} else {\n";
-                stmt(op->else_case, indent + 1);
-            }
-            out << pad << "}\n";
-            return;
-        }
-        if (const For *op = s.as<For>()) {
-            std::string v = c_name(op->name);
-            out << pad << "for (int " << v << " = " << expr(op->min) << "; " << v << " < " << expr(op->min) << " + "
-                << expr(op->extent) << "; ++" << v << ") {\n";
-            stmt(op->body, indent + 1);
-            out << pad << "}\n";
-            return;
-        }
-        if (const Allocate *op = s.as<Allocate>()) {
-            // A register array: indexed by constants only, so it stays in registers.
-            out << pad << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
-            stmt(op->body, indent);
-            return;
-        }
-        if (const Store *op = s.as<Store>()) {
-            out << pad << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
-            return;
-        }
-        if (const Evaluate *op = s.as<Evaluate>()) {
-            if (const Call *c = op->value.as<Call>(); c && c->name == kir::intrinsic::store) {
-                kir::Access a = kir::access_of(c);
-                const kir::BufferArg &b = kernel.buffer(a.buffer);
-                std::string assign = data_name(b) + "[" + expr(kir::flat_index(b, a.coords)) + "] = " + expr(a.value) + ";";
-                if (is_const_one(a.guard)) out << pad << assign << "\n";
-                else out << pad << "if (" << expr(a.guard) << ") " << assign << "\n";
-                return;
-            }
-            if (is_const(op->value)) return;
-        }
-        compile_error("cuda printer: cannot print the statement ", s);
+    const char *backend() const override { return "cuda"; }
+
+    void let(const LetStmt *op, int indent) override {
+        out << pad(indent) << "const " << c_type(op->value.type()) << " " << c_name(op->name) << " = " << expr(op->value) << ";\n";
+    }
+
+    void allocate(const Allocate *op, int indent) override {
+        // A register array: indexed by constants only, so it stays in registers.
+        out << pad(indent) << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
+        stmt(op->body, indent);
+    }
+
+    void register_store(const Store *op, int indent) override {
+        out << pad(indent) << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
+    }
+
+    void buffer_store(const Call *c, int indent) override {
+        kir::Access a = kir::access_of(c);
+        const kir::BufferArg &b = kernel.buffer(a.buffer);
+        std::string assign = data_name(b) + "[" + expr(kir::flat_index(b, a.coords)) + "] = " + expr(a.value) + ";";
+        if (is_const_one(a.guard)) out << pad(indent) << assign << "\n";
+        else out << pad(indent) << "if (" << expr(a.guard) << ") " << assign << "\n";
     }
 
     std::string parameters() const {
@@ -141,9 +86,9 @@ public:
     std::string header(const HostHeaderText &text) const {
         std::ostringstream s;
         s << "// Generated by Pulse. ";
-        if (!text.purpose.empty()) s << kernel.name << ": " << comment(text.purpose) << "//\n// ";
-        if (!text.buffers.empty()) s << comment(text.buffers) << "//\n// ";
-        s << comment(kernel.description);
+        if (!text.purpose.empty()) s << kernel.name << ": " << comment_lines(text.purpose) << "//\n// ";
+        if (!text.buffers.empty()) s << comment_lines(text.buffers) << "//\n// ";
+        s << comment_lines(kernel.description);
         s << "#ifndef PULSE_GENERATED_" << kernel.name << "_H\n#define PULSE_GENERATED_" << kernel.name << "_H\n\n";
         s << "#include <cuda_runtime.h>\n#include <stdint.h>\n\n#include \"pulse_buffer.h\"\n\n";
         s << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
@@ -165,21 +110,9 @@ public:
         return s.str();
     }
 
-    static std::string comment(const std::string &text) {
-        std::ostringstream s;
-        std::istringstream in(text);
-        std::string line;
-        bool first = true;
-        while (std::getline(in, line)) {
-            s << (first ? "" : "// ") << line << "\n";
-            first = false;
-        }
-        return s.str();
-    }
-
     std::string source() {
         std::ostringstream s;
-        s << "// Generated by Pulse. " << comment(kernel.description) << "\n";
+        s << "// Generated by Pulse. " << comment_lines(kernel.description) << "\n";
         s << "#include <cstdint>\n#include <cuda_runtime.h>\n\n#include \"" << kernel.name << ".h\"\n\n";
         s << c_helper_functions("[[maybe_unused]] static __host__ __device__ __forceinline__") << "\n";
         s << "// The nearest lane lane - k*dp (k >= 0) whose bit is set in `sources`, or -1.\n"
@@ -348,9 +281,6 @@ public:
         return s.str();
     }
 
-private:
-    const kir::Kernel &kernel;
-    std::ostringstream out;
 };
 
 }  // namespace

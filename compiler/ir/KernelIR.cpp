@@ -71,6 +71,18 @@ Access access_of(const Call *op) {
     return a;
 }
 
+int64_t register_extent(const Allocate *op) {
+    const int64_t *n = op->extents.size() == 1 ? as_const_int(op->extents[0]) : nullptr;
+    if (!n) compile_error("kernel IR: register array ", op->name, " has no constant extent");
+    return *n;
+}
+
+int64_t register_index(const Expr &index, const std::string &array) {
+    const int64_t *i = as_const_int(index);
+    if (!i) compile_error("kernel IR: register array ", array, " is indexed by ", index, ", not a constant");
+    return *i;
+}
+
 bool is_lane_exchange(const Call *call) {
     return call->name == intrinsic::shfl_up || call->name == intrinsic::shfl_down || call->name == intrinsic::shfl_idx ||
            call->name == intrinsic::chain_source;

@@ -125,6 +125,12 @@ struct Access {
 };
 Access access_of(const Halide::Internal::Call *load_or_store);
 
+/// The constant number of elements of register array `op`, and the constant
+/// index `index` of an access to `array` (the IR's promise; a CompileError if
+/// broken).
+int64_t register_extent(const Halide::Internal::Allocate *op);
+int64_t register_index(const Halide::Expr &index, const std::string &array);
+
 /// Fields of an intrinsic call; nullptr if `e` is not that intrinsic.
 const Halide::Internal::Call *as_intrinsic(const Halide::Expr &e, const char *name);
 /// True for intrinsics that read other lanes.

@@ -1,8 +1,8 @@
 // The systolic IR: a linear array of PEs running in lock step. It is what the
 // space-time transform lowers a URE program to (LowerToSystolic.h), what the
-// simulator executes (Simulator.h), and what the backends start from: CUDA
-// maps it onto warps as the kernel IR (LowerToKernel.h, KernelIR.h), CM
-// prints it directly (CodeGenCM.h).
+// simulator executes (Simulator.h), and what the backends start from: it is
+// mapped onto warps as the kernel IR (LowerToKernel.h, KernelIR.h), which the
+// CUDA and CM printers print (CodeGenCudaKernel.h, CodeGenCM.h).
 //
 // Semantics (one array instance; every assignment of the instance loops runs
 // its own array, independently):

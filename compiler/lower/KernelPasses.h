@@ -29,6 +29,17 @@ struct KernelPassOptions {
     std::ostream *trace = nullptr;   ///< where to print the IR after passes
     std::string print_after;         ///< a pass name, or "all"
     std::ostream *timing = nullptr;  ///< where to print each pass's time
+    /// The target has a constant bank the host fills before the launch
+    /// (CUDA's __constant__). Without one (CM) place_uniform_inputs is
+    /// skipped: lane-uniform reads stay reads of the buffer, which the CM
+    /// printer issues as scalar block reads.
+    bool constant_memory = true;
+    /// Loads may be kept in registers across an array instance (hoist_loads)
+    /// and across a per-thread loop (slide_windows): a CUDA lane has up to
+    /// 255 registers. A target whose register file is much smaller (a CM
+    /// thread on Gen9: 4 KiB for all its lanes, an eighth of a warp's) skips
+    /// both and loads each value where it is used.
+    bool register_window = true;
 };
 
 /// lower_to_kernel, then the passes above, in order (for --print-after).

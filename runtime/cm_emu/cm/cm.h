@@ -12,6 +12,7 @@
 //   v.select<S, ST>(i)                region of S elements, stride ST, from element i
 //   v.replicate<REP[, VS], W[, HS]>(i) REP blocks of W elements
 //   v.merge(x, mask), v.merge(x, y, mask)
+//   v.iselect(index)                  the elements at the lanes `index` names
 //   arithmetic, bitwise and comparison operators (comparisons give
 //   vector<ushort, N> masks of 0 and 1), v.any(), v.all()
 //   SurfaceIndex, read/write: oword block forms (byte offset) and the dword
@@ -199,6 +200,22 @@ public:
     vector<T, REP * W> replicate(int offset = 0) const { return replicate<REP, 0, W, 1>(offset); }
     template<int REP>
     vector<T, REP * N> replicate() const { return replicate<REP, 0, N, 1>(0); }
+
+    /// Indirect select (CM's iselect): element i of the result is element
+    /// index[i] of this vector; every index must name an element.
+    template<typename I>
+    vector<T, cm_emu::traits<cm_emu::decay<I>>::size> iselect(const I &index) const {
+        static_assert(cm_emu::is_vector<I>, "CM: iselect takes a vector of indices");
+        static_assert(std::is_integral<typename cm_emu::traits<cm_emu::decay<I>>::element>::value, "CM: iselect indices are integers");
+        constexpr int M = cm_emu::traits<cm_emu::decay<I>>::size;
+        vector<T, M> r;
+        for (int i = 0; i < M; i++) {
+            long k = (long)index.get(i);
+            if (k < 0 || k >= N) cm_emu::fail("iselect reads outside the vector: element", k, N);
+            r(i) = self().get((int)k);
+        }
+        return r;
+    }
 
     /// this[i] = mask[i] ? x[i] : this[i]
     template<typename X, typename M>
