@@ -32,7 +32,7 @@ const KernelPass kernel_passes[] = {
 void run_kernel_passes(kir::Kernel &kernel, const KernelPassOptions &options) {
     for (const KernelPass &pass : kernel_passes) {
         if (!options.constant_memory && pass.run == place_uniform_inputs) continue;
-        if (!options.register_window && (pass.run == hoist_loads || pass.run == slide_windows)) continue;
+        if (!options.register_window && (pass.run == hoist_loads || pass.run == slide_windows || pass.run == prefetch_loads)) continue;
         auto start = std::chrono::steady_clock::now();
         pass.run(kernel);
         kernel.body = Halide::Internal::simplify(kernel.body);

@@ -35,10 +35,10 @@ struct KernelPassOptions {
     /// printer issues as scalar block reads.
     bool constant_memory = true;
     /// Loads may be kept in registers across an array instance (hoist_loads)
-    /// and across a per-thread loop (slide_windows): a CUDA lane has up to
-    /// 255 registers. A target whose register file is much smaller (a CM
-    /// thread on Gen9: 4 KiB for all its lanes, an eighth of a warp's) skips
-    /// both and loads each value where it is used.
+    /// and across a per-thread loop (slide_windows, prefetch_loads): a CUDA
+    /// lane has up to 255 registers. A target whose register file is much
+    /// smaller (a CM thread on Gen9: 4 KiB for all its lanes, an eighth of a
+    /// warp's) skips them and loads each value where it is used.
     bool register_window = true;
 };
 
