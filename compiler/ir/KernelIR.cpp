@@ -77,6 +77,18 @@ int64_t register_extent(const Allocate *op) {
     return *n;
 }
 
+Expr register_load(Type type, const std::string &array, int slot) {
+    return Load::make(type, array, make_const(Int(32), slot), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+}
+
+Stmt register_store(const std::string &array, const Expr &value, int slot) {
+    return Store::make(array, value, make_const(Int(32), slot), Parameter(), const_true(), ModulusRemainder());
+}
+
+Stmt allocate_registers(const std::string &array, Type type, int count, const Stmt &body) {
+    return Allocate::make(array, type, Halide::MemoryType::Register, {make_const(Int(32), count)}, const_true(), body);
+}
+
 int64_t register_index(const Expr &index, const std::string &array) {
     const int64_t *i = as_const_int(index);
     if (!i) compile_error("kernel IR: register array ", array, " is indexed by ", index, ", not a constant");

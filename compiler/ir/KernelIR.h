@@ -131,6 +131,13 @@ Access access_of(const Halide::Internal::Call *load_or_store);
 int64_t register_extent(const Halide::Internal::Allocate *op);
 int64_t register_index(const Halide::Expr &index, const std::string &array);
 
+/// Element `slot` of register array `array`, read and written; and `body`
+/// inside the allocation of `count` elements of type `type` named `array`.
+Halide::Expr register_load(Halide::Type type, const std::string &array, int slot);
+Halide::Internal::Stmt register_store(const std::string &array, const Halide::Expr &value, int slot);
+Halide::Internal::Stmt allocate_registers(const std::string &array, Halide::Type type, int count,
+                                          const Halide::Internal::Stmt &body);
+
 /// Fields of an intrinsic call; nullptr if `e` is not that intrinsic.
 const Halide::Internal::Call *as_intrinsic(const Halide::Expr &e, const char *name);
 /// True for intrinsics that read other lanes.

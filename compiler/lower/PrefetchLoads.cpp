@@ -65,13 +65,9 @@ public:
         if (loads.empty()) return IRMutator::visit(op);
         counter++;
         auto array_of = [&](const IssuedLoad &l) { return array_of_type[type_name(l.load.type())]; };
-        auto element = [&](const IssuedLoad &l) {
-            return Load::make(l.load.type(), array_of(l), make_const(Int(32), l.slot), Buffer<>(), Parameter(), const_true(),
-                              ModulusRemainder());
-        };
+        auto element = [&](const IssuedLoad &l) { return kir::register_load(l.load.type(), array_of(l), l.slot); };
         auto issue = [&](const IssuedLoad &l, const Expr &at) {
-            return Store::make(array_of(l), substitute(op->name, at, l.load), make_const(Int(32), l.slot), Parameter(),
-                               const_true(), ModulusRemainder());
+            return kir::register_store(array_of(l), substitute(op->name, at, l.load), l.slot);
         };
         Expr v = Variable::make(op->min.type(), op->name);
         std::vector<Stmt> next, first;
@@ -83,9 +79,7 @@ public:
         Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
                               ProducerConsumer::make(instance->name, instance->is_producer, body));
         Stmt result = Block::make(Block::make(first), loop);
-        for (const auto &[array, t] : array_type) {
-            result = Allocate::make(array, t, Halide::MemoryType::Register, {make_const(Int(32), count[array])}, const_true(), result);
-        }
+        for (const auto &[array, t] : array_type) result = kir::allocate_registers(array, t, count[array], result);
         return result;
     }
 

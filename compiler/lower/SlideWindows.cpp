@@ -74,13 +74,8 @@ public:
             slot[a] = count[array]++;
         }
         counter++;
-        auto element = [&](const std::string &a) {
-            return Load::make(load_of[a]->type, array_of[a], make_const(Int(32), slot[a]), Buffer<>(), Parameter(), const_true(),
-                              ModulusRemainder());
-        };
-        auto store = [&](const std::string &a, const Expr &value) {
-            return Store::make(array_of[a], value, make_const(Int(32), slot[a]), Parameter(), const_true(), ModulusRemainder());
-        };
+        auto element = [&](const std::string &a) { return kir::register_load(load_of[a]->type, array_of[a], slot[a]); };
+        auto store = [&](const std::string &a, const Expr &value) { return kir::register_store(array_of[a], value, slot[a]); };
         // End of each iteration: every carried register takes its source's
         // value, a register read by another store before it is overwritten.
         std::vector<Stmt> keep;
@@ -113,9 +108,7 @@ public:
         std::vector<Stmt> preload;
         for (const auto &[a, b] : source) preload.push_back(store(a, substitute(op->name, op->min, Expr(load_of[a]))));
         Stmt result = Block::make(Block::make(preload), loop);
-        for (const auto &[array, t] : array_type) {
-            result = Allocate::make(array, t, Halide::MemoryType::Register, {make_const(Int(32), count[array])}, const_true(), result);
-        }
+        for (const auto &[array, t] : array_type) result = kir::allocate_registers(array, t, count[array], result);
         return result;
     }
 
