@@ -38,6 +38,12 @@ Expr lane_shift(const Expr &value, int64_t dp) {
     return shuffle(dp > 0 ? intrinsic::shfl_up : intrinsic::shfl_down, value, make_const(Int(32), dp > 0 ? dp : -dp));
 }
 
+Expr array_shift(const Expr &value, int64_t dp) {
+    return Call::make(value.type(), intrinsic::array_shift, {value, make_const(Int(32), dp)}, Call::PureExtern);
+}
+
+Stmt barrier() { return Evaluate::make(Call::make(Int(32), intrinsic::barrier, {}, Call::Extern)); }
+
 Expr chain_source(const Expr &condition, int64_t dp) {
     return Call::make(Int(32), intrinsic::chain_source, {condition, make_const(Int(32), dp)}, Call::PureExtern);
 }
@@ -97,7 +103,7 @@ int64_t register_index(const Expr &index, const std::string &array) {
 
 bool is_lane_exchange(const Call *call) {
     return call->name == intrinsic::shfl_up || call->name == intrinsic::shfl_down || call->name == intrinsic::shfl_idx ||
-           call->name == intrinsic::chain_source;
+           call->name == intrinsic::chain_source || call->name == intrinsic::array_shift;
 }
 
 namespace {
@@ -219,10 +225,10 @@ void on_large_stack(const std::function<void()> &action) {
 }
 
 static void print_unwrapped(std::ostream &out, const Kernel &k) {
-    out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << warp_size << " lanes";
-    if (k.pes_per_lane > 1) out << ", " << k.pes_per_lane << " per lane";
-    out << ", " << k.warps_per_block
-        << " warps per block)\n";
+    out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << k.array_threads() << " threads";
+    if (k.pes_per_lane > 1) out << ", " << k.pes_per_lane << " per thread";
+    if (k.warps_per_array > 1) out << ", " << k.warps_per_array << " warps per array, one array per block)\n";
+    else out << ", " << k.warps_per_block << " warps per block)\n";
     for (const BufferArg &b : k.buffers) {
         out << "  " << (b.is_output ? "output " : "input ") << b.name << ": " << b.type << ", " << b.dimensions << "-D";
         if (b.placement == Placement::Constant) {

@@ -18,10 +18,19 @@
 //     own bounds guard (the element lies inside the buffer), so a load is safe
 //     wherever it is evaluated and passes may move or merge loads freely.
 //   - Run-time sizes are variables BUFFER.min.D, BUFFER.extent.D and
-//     BUFFER.stride.D (Int(64)); the warp's index in the grid is warp.index,
-//     and the lane `lane`. A lane runs Kernel::pes_per_lane PEs (slots
-//     j = 0, 1, ...: PE pe_min + lane * pes_per_lane + j); the lowering writes
-//     each slot's PE index out, so the body names no PE variable.
+//     BUFFER.stride.D (Int(64)); the array instance's index in the grid is
+//     warp.index, the lane in its warp `lane`, and the warp in the array
+//     `array.warp`. An array runs on Kernel::warps_per_array warps (one CUDA
+//     block when more than one); its thread t = array.warp * 32 + lane runs
+//     Kernel::pes_per_lane PEs (slots j = 0, 1, ...: PE pe_min +
+//     t * pes_per_lane + j); the lowering writes each slot's PE index out, so
+//     the body names no PE variable.
+//   - Arrays of several warps: `array_shift` moves values between the
+//     array's threads; exchange_across_warps (ExchangeAcrossWarps.h) lowers
+//     it to warp shuffles plus shared memory (Allocate with
+//     MemoryType::GPUShared: one copy per array, Load/Store at run-time
+//     indices) and `barrier`s. Between two barriers, no element of shared
+//     memory is written by one warp and read or written by another.
 #ifndef PULSE_KERNEL_IR_H
 #define PULSE_KERNEL_IR_H
 
@@ -38,6 +47,10 @@ namespace kir {
 constexpr int warp_size = 32;
 /// The lane in the warp (Int(32)), bound by the printer and the executor.
 constexpr const char *lane_var = "lane";
+/// The warp's index in its array, 0 .. warps_per_array - 1 (Int(32)).
+constexpr const char *array_warp_var = "array.warp";
+/// The most warps one array may span (one CUDA block).
+constexpr int max_warps_per_array = 8;
 
 /// Where a buffer's elements live while the kernel runs.
 enum class Placement {
@@ -77,7 +90,8 @@ struct Kernel {
     int warps_per_block = 8;
     int64_t pe_count = 0;            ///< PEs of the array; lanes (slots) past them idle
     int64_t pe_min = 0;              ///< PE of lane 0, slot 0
-    int64_t pes_per_lane = 1;        ///< PEs each lane runs (blocked: lane l holds PEs l*n .. l*n + n - 1)
+    int64_t pes_per_lane = 1;        ///< PEs each thread runs (blocked: thread t holds PEs t*n .. t*n + n - 1)
+    int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
@@ -85,8 +99,11 @@ struct Kernel {
     std::string description;
 
     const BufferArg &buffer(const std::string &name) const;
-    /// Number of warps the grid needs: the product of the grid extents.
+    /// Number of array instances the grid runs (each on warps_per_array
+    /// warps): the product of the grid extents.
     Halide::Expr warp_count() const;
+    /// Threads of one array: 32 * warps_per_array.
+    int array_threads() const { return warps_per_array * warp_size; }
 };
 
 /// Name of the ProducerConsumer node that wraps the straight-line code of one
@@ -101,6 +118,10 @@ constexpr const char *shfl_down = "pulse.shfl_down";       ///< (v, d): v on lan
 constexpr const char *shfl_idx = "pulse.shfl_idx";         ///< (v, l): v on lane l
 /// (cond, dp): the nearest lane l - k*dp (k >= 0) where cond holds, -1 if none.
 constexpr const char *chain_source = "pulse.chain_source";
+/// (v, d): v on the array's thread t - d (d of either sign; own v outside the array).
+constexpr const char *array_shift = "pulse.array_shift";
+/// (): every thread of the array waits until all have arrived (Evaluate).
+constexpr const char *barrier = "pulse.barrier";
 /// (buffer, guard, coords...): guard ? buffer(coords) : 0
 constexpr const char *load = "pulse.load";
 /// (buffer, guard, value, coords...): if guard, buffer(coords) = value
@@ -110,6 +131,10 @@ constexpr const char *store = "pulse.store";
 Halide::Expr shuffle(const char *which, const Halide::Expr &value, const Halide::Expr &amount);
 /// `value` as lane l - dp holds it (shfl_up for dp > 0, shfl_down for dp < 0).
 Halide::Expr lane_shift(const Halide::Expr &value, int64_t dp);
+/// `value` as the array's thread t - dp holds it (array_shift).
+Halide::Expr array_shift(const Halide::Expr &value, int64_t dp);
+/// A barrier over the array's threads.
+Halide::Internal::Stmt barrier();
 Halide::Expr chain_source(const Halide::Expr &condition, int64_t dp);
 /// Element `coords` of `buffer`, or 0 where `guard` is false. Coordinates
 /// stay unflattened until printing: the placement decides the layout.
