@@ -320,5 +320,9 @@ TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks r
     conv2d.schedule.gpu_blocks.clear();
     conv2d.schedule.gpu_threads = {"b"};
     REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", input_order(sbm), CmTarget::gen9()),
-                        Catch::Contains("gpu_threads is not supported"));
+                        Catch::Contains("gpu_threads(b): only the array's space loop"));
+    // An array spread over the warps of a block has no CM form.
+    conv2d.schedule.gpu_threads = {conv2d.schedule.transform->destination_loops.front()};
+    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", input_order(sbm), CmTarget::gen9()),
+                        Catch::Contains("a CM array runs on one hardware thread"));
 }

@@ -343,6 +343,20 @@ TEST_CASE("cuda: an array wider than a warp runs several PEs per lane", "[cuda]"
     CHECK(generate("conv1d_sbm", test::params({{"C", 252}})).kernel.pes_per_lane == 8);
 }
 
+TEST_CASE("cuda: an array over the warps of a block is a block with shared memory and barriers", "[cuda]") {
+    Params params = test::params({{"K", 5}, {"PE", 70}, {"THREADS", 1}, {"RT", 2}});
+    Generated g = generate("conv2d_ssam", params);
+    CHECK(g.kernel.warps_per_array == 3);
+    const std::string body = kernel_function(g.sources.kernel);
+    CHECK_THAT(body, Contains("__launch_bounds__(96)"));
+    CHECK_THAT(body, Contains("const int array_warp = threadIdx.x / 32;"));
+    CHECK_THAT(body, Contains("__shared__ float exchange_float32["));
+    CHECK_THAT(body, Contains("__syncthreads();"));
+    CHECK_THAT(host_function(g.sources.kernel, "conv2d_ssam"), Contains("<<<(unsigned)blocks, 96, 0, stream>>>"));
+    CHECK_THAT(g.sources.kernel, Contains("// Array: 70 PEs (3 warps of a block"));
+    CHECK(execute_against_reference(g.kernel, build_spec("conv2d_ssam", params).output.lower(), 3) == "");
+}
+
 TEST_CASE("cuda: an array wider than 8 PEs per lane is refused with the bounds that fit", "[cuda]") {
     // SBM has C + Q - 1 PEs (Q = 5): C = 253 is 257; c fits up to 252, q up to
     // 4. C = 300 is 304: q alone cannot help, the 300 outputs need 300 PEs.
@@ -465,6 +479,9 @@ TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and
     // Arrays wider than a warp: 2 and 8 PEs per lane.
     cases.push_back({"conv1d_sbm", "conv1d_sbm_c40", test::params({{"C", 40}})});
     cases.push_back({"conv1d_sbm", "conv1d_sbm_c252", test::params({{"C", 252}})});
+    // Arrays over the warps of a block: 3 warps (2-D), 2 warps walking planes (3-D, fp64).
+    cases.push_back({"conv2d_ssam", "conv2d_ssam_threads70", test::params({{"K", 5}, {"PE", 70}, {"THREADS", 1}})});
+    cases.push_back({"stencil3d_7pt", "stencil3d_7pt_threads64", test::params({{"F64", 1}, {"PE", 64}, {"THREADS", 1}})});
     // Compiles DIR/FILE.cu to an object; returns nvcc's status, its output in `output`.
     auto compile = [&](const std::string &file, const std::string &flags, std::string &output) {
         return run_command(std::string(PULSE_NVCC) + " -std=c++17 -arch=sm_90 -O3 -I" + dir.string() + " -I" PULSE_RUNTIME_DIR +

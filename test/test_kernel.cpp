@@ -107,17 +107,25 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"conv2d_ssam", test::params({{"K", 3}, {"PE", 64}, {"RT", 3}, {"R", 7}, {"B", 3}})},
         {"conv2d_ssam", test::params({{"K", 5}, {"PE", 77}, {"RT", 2}, {"R", 5}, {"B", 2}})},
         {"conv2d_os", test::params({{"K", 5}, {"PE", 70}, {"RT", 3}, {"R", 7}, {"B", 2}})},
+        // Arrays over the warps of a block (gpu_threads): two and three warps,
+        // moves across warps through shared memory.
+        {"conv2d_ssam", test::params({{"K", 3}, {"PE", 40}, {"THREADS", 1}, {"RT", 2}, {"R", 5}, {"B", 3}})},
+        {"conv2d_ssam", test::params({{"K", 5}, {"PE", 77}, {"THREADS", 1}, {"RT", 2}, {"S", 2}, {"R", 9}, {"B", 2}})},
         // Stencils (constant coefficients), fp32 and fp64, and one walking row blocks.
         {"stencil2d_5pt", test::params({{"RT", 3}, {"R", 10}, {"B", 3}})},
         {"stencil2d_9pt", test::params({{"F64", 1}, {"RT", 2}, {"R", 7}, {"B", 2}})},
         {"stencil2d_25pt", test::params({{"RT", 2}, {"R", 5}, {"B", 2}})},
         {"stencil2d_star2", test::params({{"F64", 1}, {"RT", 3}, {"S", 2}, {"R", 13}, {"B", 2}})},
+        {"stencil2d_5pt", test::params({{"PE", 66}, {"THREADS", 1}, {"RT", 2}, {"R", 7}, {"B", 2}})},
+        {"stencil2d_25pt", test::params({{"F64", 1}, {"PE", 45}, {"THREADS", 1}, {"RT", 3}, {"R", 5}, {"B", 2}})},
         // 3-D stencils: the planes a grid loop (S = 1), and walked by each warp
         // (S planes per warp, the last walk partial), fp32 and fp64.
         {"stencil3d_7pt", test::params({{"RT", 3}, {"S", 1}, {"R", 5}, {"D", 4}, {"B", 2}})},
         {"stencil3d_27pt", test::params({{"F64", 1}, {"RT", 2}, {"S", 1}, {"R", 5}, {"D", 3}, {"B", 2}})},
         {"stencil3d_7pt", test::params({{"F64", 1}, {"RT", 2}, {"S", 3}, {"R", 5}, {"D", 8}, {"B", 2}})},
         {"stencil3d_27pt", test::params({{"RT", 3}, {"S", 2}, {"R", 7}, {"D", 5}, {"B", 2}})},
+        {"stencil3d_7pt", test::params({{"PE", 40}, {"THREADS", 1}, {"RT", 2}, {"S", 2}, {"R", 5}, {"D", 5}, {"B", 2}})},
+        {"stencil3d_27pt", test::params({{"F64", 1}, {"PE", 70}, {"THREADS", 1}, {"RT", 2}, {"S", 1}, {"R", 3}, {"D", 3}, {"B", 2}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},
@@ -154,7 +162,8 @@ TEST_CASE("the kernel mapping refuses what it cannot honour", "[kernel]") {
     Spec spec = build_spec("conv2d_ssam", test::params({{"K", 3}}));
     ir::UreProgram program = spec.output.lower();
     program.schedule.gpu_threads.push_back("b");
-    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"x", "w"}), Contains("gpu_threads is not supported"));
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"x", "w"}),
+                        Contains("gpu_threads(b): only the array's space loop 's' maps to threads"));
     program.schedule.gpu_threads.clear();
     program.schedule.gpu_blocks.push_back("nope");
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"x", "w"}), Contains("gpu_blocks(nope)"));
@@ -273,6 +282,37 @@ TEST_CASE("an array wider than a warp runs several PEs per lane, blocked", "[ker
     // below (a shuffle); slot 1 from slot 0 of its own lane (a register).
     CHECK_THAT(text.str(), Contains("pulse.shfl_up(Z.ri0.v1."));
     CHECK_THAT(text.str(), !Contains("pulse.shfl_up(Z.ri0.v0."));
+}
+
+TEST_CASE("an array over the warps of a block moves values across them through shared memory", "[kernel]") {
+    Spec spec = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 70}, {"THREADS", 1}, {"RT", 2}}));
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"x", "w"});
+    CHECK(kernel.warps_per_array == 3);
+    CHECK(kernel.pes_per_lane == 1);
+    std::ostringstream lowered;
+    kir::print(lowered, kernel);
+    CHECK_THAT(lowered.str(), Contains("pulse.array_shift("));
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    CHECK_THAT(ir, !Contains("pulse.array_shift("));
+    CHECK_THAT(ir, Contains("in GPUShared"));
+    CHECK_THAT(ir, Contains("pulse.shfl_up("));
+    // The two rows' moves of a step share one barrier: as many barriers as steps that move.
+    size_t barriers = 0, shuffles = 0;
+    for (size_t at = ir.find("pulse.barrier()"); at != std::string::npos; at = ir.find("pulse.barrier()", at + 1)) barriers++;
+    for (size_t at = ir.find("pulse.shfl_up("); at != std::string::npos; at = ir.find("pulse.shfl_up(", at + 1)) shuffles++;
+    CHECK(barriers > 0);
+    CHECK(shuffles == 2 * barriers);
+    // Too wide for a block.
+    Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"THREADS", 1}, {"RT", 1}}));
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}),
+                        Contains("a block runs at most 256 (8 warps)"));
+    // Without gpu_threads, the message names it.
+    Spec lanes = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"RT", 1}}));
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(lanes.output.lower()), "k", {"x", "w"}),
+                        Contains("or spread it over the warps of a block with gpu_threads(s)"));
 }
 
 TEST_CASE("the filter of conv2d_ssam moves to constant memory and the interior runs unguarded", "[kernel]") {

@@ -80,6 +80,11 @@ Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
 class CmPrinter : public KernelPrinter {
 public:
     CmPrinter(const kir::Kernel &k) : KernelPrinter(k), varying(k.body), W(cm_lanes(k)) {
+        if (k.warps_per_array > 1) {
+            compile_error("CM backend: kernel ", k.name, " spreads its array over ", k.warps_per_array,
+                          " warps (gpu_threads on the space loop); a CM array runs on one hardware thread: drop gpu_threads, ",
+                          "and an array wider than 32 PEs runs several PEs per lane");
+        }
         for (const kir::BufferArg &b : k.buffers) {
             if (b.placement != kir::Placement::Global) {
                 compile_error("CM backend: ", b.name, " is placed in constant memory, which CM does not have: lower with ",

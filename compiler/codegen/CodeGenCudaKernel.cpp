@@ -41,6 +41,7 @@ public:
             if (n == kir::intrinsic::shfl_up) return "__shfl_up_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
             if (n == kir::intrinsic::shfl_down) return "__shfl_down_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
             if (n == kir::intrinsic::shfl_idx) return "__shfl_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
+            if (n == kir::intrinsic::array_shift) compile_error("cuda printer: array_shift left for exchange_across_warps: ", Expr(op));
             if (n == kir::intrinsic::chain_source) {
                 return "pulse_chain_source(__ballot_sync(0xffffffffu, " + args[0] + "), lane, " + args[1] + ")";
             }
@@ -60,10 +61,12 @@ public:
     }
 
     void allocate(const Allocate *op, int indent) override {
-        // A register array: indexed by constants only, so it stays in registers.
-        out << pad(indent) << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
+        // A register array is indexed by constants only, so it stays in registers.
+        out << pad(indent) << (op->memory_type == Halide::MemoryType::GPUShared ? "__shared__ " : "") << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
         stmt(op->body, indent);
     }
+
+    void barrier(int indent) override { out << pad(indent) << "__syncthreads();\n"; }
 
     void register_store(const Store *op, int indent) override {
         out << pad(indent) << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
@@ -127,12 +130,22 @@ public:
             s << "// " << b.name << ": read at constant coordinates on every lane; filled before each launch.\n";
             s << "__constant__ " << c_type(b.type) << " " << data_name(b) << "[" << b.region_elements() << "];\n\n";
         }
-        const int threads = kernel.warps_per_block * kir::warp_size;
+        // An array of several warps is a block of its own (its barriers are
+        // __syncthreads); arrays of one warp pack warps_per_block to a block.
+        const bool block_array = kernel.warps_per_array > 1;
+        const int arrays_per_block = block_array ? 1 : kernel.warps_per_block;
+        const int threads = arrays_per_block * kernel.array_threads();
         s << "__global__ void __launch_bounds__(" << threads << ") " << kernel.name << "_kernel(" << parameters()
           << ", int64_t warps) {\n";
         s << "    const int lane = threadIdx.x % 32;\n";
-        s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << kernel.warps_per_block << " + threadIdx.x / 32;\n";
-        s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
+        if (block_array) {
+            s << "    const int array_warp = threadIdx.x / 32;\n";
+            s << "    const int64_t warp_index = blockIdx.x;  // the array instance\n";
+            s << "    if (warp_index >= warps) return;  // the whole block leaves together\n";
+        } else {
+            s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << arrays_per_block << " + threadIdx.x / 32;\n";
+            s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
+        }
         for (const kir::BufferArg &b : kernel.buffers) {
             if (b.placement == kir::Placement::Constant) continue;
             s << "    " << (b.is_output ? "" : "const ") << c_type(b.type) << " *__restrict__ " << data_name(b) << " = ("
@@ -168,7 +181,7 @@ public:
         }
         s << "    const int64_t warps = " << expr(kernel.warp_count()) << ";\n";
         s << "    if (warps <= 0) return cudaSuccess;\n";
-        s << "    const int64_t blocks = (warps + " << kernel.warps_per_block - 1 << ") / " << kernel.warps_per_block << ";\n";
+        s << "    const int64_t blocks = (warps + " << arrays_per_block - 1 << ") / " << arrays_per_block << ";\n";
         s << "    " << kernel.name << "_kernel<<<(unsigned)blocks, " << threads << ", 0, stream>>>(";
         for (size_t i = 0; i < kernel.buffers.size(); i++) s << kernel.buffers[i].name << ", ";
         s << "warps);\n    return cudaGetLastError();\n}\n";

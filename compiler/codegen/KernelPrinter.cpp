@@ -33,6 +33,8 @@ void KernelPrinter::if_then_else(const IfThenElse *op, int indent) {
     out << pad(indent) << "}\n";
 }
 
+void KernelPrinter::barrier(int) { compile_error(backend(), " printer: the kernel has barriers, which this backend cannot print"); }
+
 void KernelPrinter::stmt(const Stmt &s, int indent) {
     if (s.as<LetStmt>()) {
         Stmt body = s;
@@ -87,6 +89,10 @@ void KernelPrinter::stmt(const Stmt &s, int indent) {
     if (const Evaluate *op = s.as<Evaluate>()) {
         if (const Call *c = op->value.as<Call>(); c && c->name == kir::intrinsic::store) {
             buffer_store(c, indent);
+            return;
+        }
+        if (kir::as_intrinsic(op->value, kir::intrinsic::barrier)) {
+            barrier(indent);
             return;
         }
         if (is_const(op->value)) return;

@@ -45,6 +45,8 @@ protected:
     virtual void register_store(const Halide::Internal::Store *op, int indent) = 0;
     /// A `pulse.store` into a buffer.
     virtual void buffer_store(const Halide::Internal::Call *store, int indent) = 0;
+    /// A `pulse.barrier` over the array's threads.
+    virtual void barrier(int indent);
     /// A guard; by default a C `if` on expr(condition).
     virtual void if_then_else(const Halide::Internal::IfThenElse *op, int indent);
     /// Names the backend in "cannot print" errors.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ostream>
 
+#include "lower/ExchangeAcrossWarps.h"
 #include "lower/HoistLoads.h"
 #include "lower/PeelLoops.h"
 #include "lower/PlaceUniformInputs.h"
@@ -27,6 +28,7 @@ const KernelPass kernel_passes[] = {
     {"prefetch_loads", prefetch_loads},
     {"peel_loops", peel_loops},
     {"specialize_interior", specialize_interior},
+    {"exchange_across_warps", exchange_across_warps},
 };
 
 void run_kernel_passes(kir::Kernel &kernel, const KernelPassOptions &options) {

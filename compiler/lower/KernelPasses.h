@@ -13,6 +13,9 @@
 //                            the conditions that single those out.
 //   6. specialize_interior   (SpecializeInterior.h) warps whose every access is
 //                            inside its buffer run a copy without guards.
+//   7. exchange_across_warps (ExchangeAcrossWarps.h) an array spread over
+//                            several warps moves values across them through
+//                            shared memory and barriers.
 // The IR is simplified after each pass.
 #ifndef PULSE_KERNEL_PASSES_H
 #define PULSE_KERNEL_PASSES_H

@@ -106,7 +106,7 @@ struct LoopPlan {
     std::vector<std::pair<std::string, Expr>> definitions;
 };
 
-std::string fits_warp_hint(const ir::UreProgram &source) {
+std::string fits_warp_hint(const ir::UreProgram &source, int64_t capacity) {
     std::ostringstream hint;
     if (!source.schedule.transform || source.schedule.transform->matrix.empty()) return "";
     const ir::SpaceTimeTransform &st = *source.schedule.transform;
@@ -117,7 +117,7 @@ std::string fits_warp_hint(const ir::UreProgram &source) {
         if (row[i] == 0) continue;
         const ir::Loop &loop = source.loop(st.source_loops[i]);
         int64_t others = span - std::abs(row[i]) * (loop.extent - 1);
-        int64_t fit = (max_pes_per_lane * kir::warp_size - 1 - others) / std::abs(row[i]) + 1;
+        int64_t fit = (capacity - 1 - others) / std::abs(row[i]) + 1;
         if (fit >= 1) hint << "; " << loop.var << " fits with extent <= " << fit << " (set_bounds)";
         else hint << "; " << loop.var << " cannot fit without shrinking the other space loops";
     }
@@ -187,16 +187,49 @@ private:
     LoopPlan plan;
 
     /// An array wider than a warp runs several PEs per lane (blocked, so a
-    /// move of dp PEs crosses lanes only at the ends of a lane's block).
+    /// move of dp PEs crosses lanes only at the ends of a lane's block), or,
+    /// with gpu_threads on the space loop, one PE per thread over the warps
+    /// of a block (moves across warps through shared memory).
     void plan_pes_per_lane() {
-        int64_t n = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
-        if (n > max_pes_per_lane) {
-            compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
-                          program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a warp runs at most ",
-                          max_pes_per_lane * kir::warp_size, " (", max_pes_per_lane, " per lane)", fits_warp_hint(source));
+        const ir::Schedule &s = source.schedule;
+        const std::string &space = s.transform->destination_loops.front();
+        bool threads = !s.gpu_threads.empty();
+        for (const std::string &v : s.gpu_threads) {
+            if (v != space) {
+                compile_error("kernel ", name, ": gpu_threads(", v, "): only the array's space loop '", space,
+                              "' maps to threads (one PE per thread, across the warps of a block); loops outside the ",
+                              "array map to arrays of warps with gpu_blocks");
+            }
         }
-        kernel.pes_per_lane = n;
+        if (threads) {
+            int64_t warps = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
+            if (warps > kir::max_warps_per_array) {
+                compile_error("kernel ", name, ": gpu_threads(", space, "): the array has ", program.pe_count, " PEs (", space,
+                              " in [", program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a block runs at most ",
+                              kir::max_warps_per_array * kir::warp_size, " (", kir::max_warps_per_array, " warps)",
+                              fits_warp_hint(source, kir::max_warps_per_array * kir::warp_size));
+            }
+            kernel.warps_per_array = (int)warps;
+            kernel.pes_per_lane = 1;
+        } else {
+            int64_t n = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
+            if (n > max_pes_per_lane) {
+                compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
+                              program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a warp runs at most ",
+                              max_pes_per_lane * kir::warp_size, " (", max_pes_per_lane, " per lane)",
+                              fits_warp_hint(source, max_pes_per_lane * kir::warp_size),
+                              "; or spread it over the warps of a block with gpu_threads(", space, ") (up to ",
+                              kir::max_warps_per_array * kir::warp_size, " PEs)");
+            }
+            kernel.pes_per_lane = n;
+        }
         kernel.prefetch_walks = options.prefetch_walks;
+    }
+
+    /// `value` as the PE (thread) dp below holds it: a warp shuffle, or a
+    /// move across the array's warps.
+    Expr shift(const Expr &value, int64_t dp) const {
+        return kernel.warps_per_array > 1 ? kir::array_shift(value, dp) : kir::lane_shift(value, dp);
     }
 
     /// Stagings the mapping honours: an input kept in registers (a window of a
@@ -255,10 +288,6 @@ private:
 
     void plan_loops() {
         const ir::Schedule &s = source.schedule;
-        if (!s.gpu_threads.empty()) {
-            compile_error("kernel ", name, ": gpu_threads is not supported: lanes are the array's PEs and each warp runs ",
-                          "instances on its own; map instance loops to warps with gpu_blocks");
-        }
         // Instance loops after tiling, innermost first, and their extents.
         // `constant`: an unrolled loop (the inner loop of a tile).
         struct Piece { std::string var; int64_t min; Expr extent; bool constant; };
@@ -407,10 +436,11 @@ private:
         return program.steps() >= 2 * best ? best : 0;
     }
 
-    /// The PE index of `slot` on this lane.
+    /// The PE index of `slot` on this thread.
     Expr pe_of_slot(int64_t slot) const {
-        Expr lane = Variable::make(Int(32), kir::lane_var);
-        return simplify(lane * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
+        Expr thread = Variable::make(Int(32), kir::lane_var);
+        if (kernel.warps_per_array > 1) thread = Variable::make(Int(32), kir::array_warp_var) * kir::warp_size + thread;
+        return simplify(thread * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
     }
 
     const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }
@@ -551,7 +581,7 @@ private:
                 // Steps read one value at several distances in time: the let of
                 // a later step is still inside an earlier one's and needs its own name.
                 std::string n = shuffle_names.insert(moved).second ? moved : moved + ".at" + std::to_string(position);
-                step.push_back({n, kir::lane_shift(value, -lanes_up), Stmt()});
+                step.push_back({n, shift(value, -lanes_up), Stmt()});
                 it = shuffled.emplace(moved, n).first;
             }
             return Variable::make(value.type(), it->second);
@@ -618,10 +648,10 @@ private:
                         // A copy chain of a value that is the same on every PE
                         // (a broadcast): each PE computes it in place.
                         result = lower_loads(resolve_earlier(simplify(substitute(at[j], from_source)), j));
-                    } else if (slots > 1) {
+                    } else if (slots > 1 || kernel.warps_per_array > 1) {
                         compile_error("kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
                                       "between them, and the array (", program.pe_count, " PEs) is wider than a warp; such chains ",
-                                      "run on one PE per lane only: shrink the space loops (set_bounds) to at most ",
+                                      "run on one warp with one PE per lane only: shrink the space loops (set_bounds) to at most ",
                                       kir::warp_size, " PEs");
                     } else if (copies_where) {
                         // Each lane takes the value of the nearest source lane
@@ -644,7 +674,7 @@ private:
                         step.push_back({prev, make_zero(st.type), Stmt()});
                         for (int64_t r = 1; r <= rounds; r++) {
                             std::string heard = own_name + ".heard" + std::to_string(r);
-                            step.push_back({heard, kir::lane_shift(Variable::make(st.type, prev), tap.dp), Stmt()});
+                            step.push_back({heard, shift(Variable::make(st.type, prev), tap.dp), Stmt()});
                             std::string next = own_name + ".round" + std::to_string(r);
                             step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
                             prev = next;
@@ -697,11 +727,17 @@ private:
             s << "\n";
         }
         s << "Array: " << program.pe_count << " PEs (";
-        if (kernel.pes_per_lane > 1) s << kernel.pes_per_lane << " per lane: lane = (" << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane;
-        else s << "lane = " << program.space_var << " - " << program.pe_min;
+        if (kernel.warps_per_array > 1) {
+            s << kernel.warps_per_array << " warps of a block, one PE per thread: 32 * warp + lane = " << program.space_var << " - "
+              << program.pe_min << "; moves across warps through shared memory";
+        } else if (kernel.pes_per_lane > 1) {
+            s << kernel.pes_per_lane << " per lane: lane = (" << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane;
+        } else {
+            s << "lane = " << program.space_var << " - " << program.pe_min;
+        }
         s << "), "
           << program.steps() << " steps, unrolled.\n";
-        s << "Grid: one warp per";
+        s << (kernel.warps_per_array > 1 ? "Grid: one block per" : "Grid: one warp per");
         if (plan.grid.empty()) s << " kernel (a single instance)";
         for (const kir::GridLoop &g : plan.grid) s << " " << g.var;
         s << "; per-thread loops:";

@@ -14,6 +14,12 @@ void specialize_interior(kir::Kernel &kernel) {
         // grid point, the per-thread loops, the buffer sizes) does not.
         Scope<Interval> varying;
         varying.push(kir::lane_var, Interval(make_const(Int(32), 0), make_const(Int(32), kir::warp_size - 1)));
+        // An array of several warps: the warp varies too, and the test must
+        // agree on all of them (their barriers are the block's).
+        const bool several_warps = kernel.warps_per_array > 1;
+        if (several_warps) {
+            varying.push(kir::array_warp_var, Interval(make_const(Int(32), 0), make_const(Int(32), kernel.warps_per_array - 1)));
+        }
         std::vector<Expr> conditions;
         // Each guard with the lanes it runs on: a store under `if (active)`
         // runs only where `active` may hold, which narrows the lane range.
@@ -54,7 +60,10 @@ void specialize_interior(kir::Kernel &kernel) {
                     if (!is_const_one(guard)) {
                         Scope<Interval> narrowed;
                         Interval range = varying.get(kir::lane_var);
-                        for (const Expr &c : conditions) {
+                        // Conditions narrow the lanes of a one-warp array only (the
+                        // thread index of a wider one spans two variables): a wider
+                        // box is still a correct test.
+                        for (const Expr &c : varying.contains(kir::array_warp_var) ? std::vector<Expr>() : conditions) {
                             range = Interval::make_intersection(range, solve_for_outer_interval(c, kir::lane_var));
                         }
                         // Over every iteration of the loops around: the union of the ranges.
@@ -77,6 +86,7 @@ void specialize_interior(kir::Kernel &kernel) {
                             range = Interval::make_intersection(range, varying.get(kir::lane_var));
                         }
                         narrowed.push(kir::lane_var, range);
+                        if (varying.contains(kir::array_warp_var)) narrowed.push(kir::array_warp_var, varying.get(kir::array_warp_var));
                         for (const auto &[var, interval] : loops) narrowed.push(var, loop_scope.get(var));
                         // The guard is the access's bounds check: widen the box of
                         // coordinates the buffer is accessed at by this access's range.
@@ -107,7 +117,8 @@ void specialize_interior(kir::Kernel &kernel) {
         interior = simplify(interior);
         // A condition that still varies across the lanes would split the warp
         // around its shuffles: keep the guarded code only.
-        if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var)) {
+        if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var) ||
+            (several_warps && expr_uses_var(interior, kir::array_warp_var))) {
             return body;
         }
         // It is tested before the instance: nothing bound inside may appear.

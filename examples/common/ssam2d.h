@@ -9,7 +9,8 @@
 // height are run-time sizes.
 //
 // Parameters: PE (array width: PE - K + 1 output columns per warp; more than
-// 32 runs several PEs per lane), RT, S, and R, B (the generation-time sizes the
+// 32 runs several PEs per lane, or with THREADS=1 one PE per thread over
+// the warps of a block), RT, S, and R, B (the generation-time sizes the
 // reference and the tests use).
 #ifndef PULSE_EXAMPLES_SSAM2D_H
 #define PULSE_EXAMPLES_SSAM2D_H
@@ -56,6 +57,10 @@ inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, 
         X.gpu_blocks(b, ro);
     }
     X.space_time_transform({c, p, q}, {s, t}, {1, 0, 1, /**/ 0, 1, K});
+    // THREADS=1: the PEs are the threads of a block (one per thread, over
+    // ceil(PE / 32) warps, moves across warps through shared memory) instead
+    // of several PEs per lane of one warp.
+    if (params.get_int("THREADS", 0, 0, 1)) X.gpu_threads(s);
     return Spec{Out, std::move(inputs)};
 }
 

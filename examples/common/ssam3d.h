@@ -13,7 +13,8 @@
 // row-major 3-D array whose width, height and depth are run-time sizes.
 //
 // Parameters: PE (array width: PE - K + 1 output columns per warp; more than
-// 32 runs several PEs per lane), RT, S, and R, D, B (the generation-time sizes
+// 32 runs several PEs per lane, or with THREADS=1 one PE per thread over
+// the warps of a block), RT, S, and R, D, B (the generation-time sizes
 // the reference and the tests use: rows, planes, column blocks).
 #ifndef PULSE_EXAMPLES_SSAM3D_H
 #define PULSE_EXAMPLES_SSAM3D_H
@@ -72,6 +73,10 @@ inline pulse::Spec ssam3d(const pulse::Params &params, pulse::Type type, int K, 
         X.gpu_blocks(b, ro, d);
     }
     X.space_time_transform({c, p, n, q}, {s, t}, {1, 0, 0, 1, /**/ 0, 1, K, K * K});
+    // THREADS=1: the PEs are the threads of a block (one per thread, over
+    // ceil(PE / 32) warps, moves across warps through shared memory) instead
+    // of several PEs per lane of one warp.
+    if (params.get_int("THREADS", 0, 0, 1)) X.gpu_threads(s);
     return Spec{Out, std::move(inputs)};
 }
 

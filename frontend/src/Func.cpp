@@ -328,7 +328,11 @@ Func &Func::reorder(const std::vector<Var> &vars) {
 namespace {
 void set_gpu_loops(UreGroup &g, const std::string &primitive, std::vector<std::string> &slot,
                    const std::vector<std::string> &names) {
-    for (const std::string &v : names) require_loop(g, primitive, v);
+    for (const std::string &v : names) {
+        // gpu_threads may name the array's space loop: its PEs become the threads of a block.
+        bool space_loop = primitive == "gpu_threads" && g.schedule.transform && g.schedule.transform->destination_loops.front() == v;
+        if (!space_loop) require_loop(g, primitive, v);
+    }
     require_distinct(g, primitive, names);
     std::vector<std::string> all = g.schedule.gpu_blocks;
     all.insert(all.end(), g.schedule.gpu_threads.begin(), g.schedule.gpu_threads.end());

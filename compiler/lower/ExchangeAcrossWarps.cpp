@@ -1,0 +1,121 @@
+#include "lower/ExchangeAcrossWarps.h"
+
+#include <map>
+#include <sstream>
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+constexpr const char *phase_name = "exchange.phase";
+
+std::string exchange_buffer(Type t) {
+    std::ostringstream s;
+    s << "exchange." << t;
+    return s.str();
+}
+
+class LowerArrayShifts : public IRMutator {
+public:
+    explicit LowerArrayShifts(const kir::Kernel &k) : kernel(k) {}
+
+    /// Element types moved across warps (a shared array each) and the most
+    /// values of that type one barrier moves.
+    std::map<std::string, std::pair<Type, int>> buffers;
+
+    /// The size of half of `buffer`, a placeholder until every group is known.
+    static Expr half_size(const std::string &buffer) { return Variable::make(Int(32), buffer + ".half"); }
+
+    using IRMutator::visit;
+
+    Stmt visit(const LetStmt *op) override {
+        if (!kir::as_intrinsic(op->value, kir::intrinsic::array_shift)) return IRMutator::visit(op);
+        // The run of moves that follow each other without reading one another
+        // shares one barrier (the moves of one array step).
+        std::vector<const LetStmt *> group;
+        Scope<> names;
+        Stmt rest = op;
+        while (const LetStmt *let = rest.as<LetStmt>()) {
+            if (!kir::as_intrinsic(let->value, kir::intrinsic::array_shift) || expr_uses_vars(let->value, names)) break;
+            group.push_back(let);
+            names.push(let->name);
+            rest = let->body;
+        }
+        rest = mutate(rest);
+
+        const int threads = kernel.array_threads();
+        Expr lane = Variable::make(Int(32), kir::lane_var), warp = Variable::make(Int(32), kir::array_warp_var);
+        Expr thread = warp * kir::warp_size + lane;
+        Expr phase = kir::register_load(Int(32), phase_name, 0);
+        std::vector<std::pair<std::string, Expr>> in_warp, received;
+        std::vector<Stmt> publish;
+        std::map<std::string, int> used;  // values of each type in this group so far
+        for (const LetStmt *let : group) {
+            const Call *shift = kir::as_intrinsic(let->value, kir::intrinsic::array_shift);
+            const int64_t *amount = as_const_int(shift->args[1]);
+            if (!amount || std::abs(*amount) >= kir::warp_size) {
+                compile_error("kernel ", kernel.name, ": ", let->name, " moves values by ", shift->args[1],
+                              " threads; moves across warps must be constants below ", kir::warp_size);
+            }
+            const int d = (int)*amount;
+            const Expr value = shift->args[0];
+            if (d == 0) {
+                received.push_back({let->name, value});
+                continue;
+            }
+            const Type t = value.type();
+            const std::string buffer = exchange_buffer(t);
+            const int slot = used[buffer]++;
+            auto &entry = buffers.emplace(buffer, std::make_pair(t, 0)).first->second;
+            entry.second = std::max(entry.second, slot + 1);
+            Expr base = phase * half_size(buffer) + slot * threads;
+            // Senders: the lanes whose value leaves their warp; receivers: the
+            // lanes whose source sits in the neighbouring warp of the array.
+            Expr send = d > 0 ? lane >= kir::warp_size - d : lane < -d;
+            Expr receive = d > 0 ? lane < d && warp > 0 : lane >= kir::warp_size + d && warp < kernel.warps_per_array - 1;
+            const std::string own_warp = let->name + ".in_warp";
+            in_warp.push_back({own_warp, kir::lane_shift(value, d)});
+            publish.push_back(IfThenElse::make(send, Store::make(buffer, value, base + thread, Parameter(), const_true(), ModulusRemainder())));
+            Expr from_shared = Load::make(t, buffer, base + thread - d, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+            received.push_back({let->name, select(receive, from_shared, Variable::make(t, own_warp))});
+        }
+        Stmt body = rest;
+        if (!publish.empty()) body = Block::make(kir::register_store(phase_name, 1 - phase, 0), body);
+        for (size_t i = received.size(); i-- > 0;) body = LetStmt::make(received[i].first, received[i].second, body);
+        if (!publish.empty()) {
+            publish.push_back(kir::barrier());
+            publish.push_back(body);
+            body = Block::make(publish);
+        }
+        for (size_t i = in_warp.size(); i-- > 0;) body = LetStmt::make(in_warp[i].first, in_warp[i].second, body);
+        return body;
+    }
+
+private:
+    const kir::Kernel &kernel;
+};
+
+}  // namespace
+
+void exchange_across_warps(kir::Kernel &kernel) {
+    if (kernel.warps_per_array <= 1) return;
+    LowerArrayShifts lower(kernel);
+    Stmt body = lower.mutate(kernel.body);
+    if (lower.buffers.empty()) return;
+    body = Block::make(kir::register_store(phase_name, make_zero(Int(32)), 0), body);
+    body = kir::allocate_registers(phase_name, Int(32), 1, body);
+    // Two halves, each an element per thread for every value a barrier moves.
+    std::map<std::string, Expr> sizes;
+    for (const auto &[name, entry] : lower.buffers) {
+        const int half = entry.second * kernel.array_threads();
+        sizes[name + ".half"] = make_const(Int(32), half);
+        body = Allocate::make(name, entry.first, Halide::MemoryType::GPUShared, {make_const(Int(32), 2 * half)}, const_true(), body);
+    }
+    body = substitute(sizes, body);
+    kernel.body = body;
+}
+
+}  // namespace pulse

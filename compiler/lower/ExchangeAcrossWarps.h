@@ -1,0 +1,25 @@
+// exchange_across_warps: the last kernel pass, for arrays spread over the
+// warps of a block (gpu_threads on the space loop, Kernel::warps_per_array
+// > 1). Each move of values between the array's threads (`array_shift` by d,
+// |d| < 32) becomes a warp shuffle for the threads whose source is in their
+// own warp, and, for the |d| threads at each warp's edge whose source is in
+// the neighbouring warp, a write to shared memory, a barrier and a read. A
+// run of moves that do not read one another (one array step's) shares one
+// barrier.
+// Consecutive moves use the two halves of the shared array in turn (a phase
+// kept in a register), so a half is written again only after a later
+// barrier that every reader of it has passed: one barrier per run suffices.
+#ifndef PULSE_EXCHANGE_ACROSS_WARPS_H
+#define PULSE_EXCHANGE_ACROSS_WARPS_H
+
+#include "ir/KernelIR.h"
+
+namespace pulse {
+
+/// Lowers every array_shift of `kernel` as above; nothing to do for an array
+/// of one warp. Throws CompileError for a move of 32 threads or more.
+void exchange_across_warps(kir::Kernel &kernel);
+
+}  // namespace pulse
+
+#endif
