@@ -86,6 +86,10 @@ public:
                           "and an array wider than 32 PEs runs several PEs per lane");
         }
         for (const kir::BufferArg &b : k.buffers) {
+            if (b.cache == kir::InputCache::Shared) {
+                compile_error("CM backend: input ", b.name, " is cached in shared memory (store_in(MemoryType::Shared)), which ",
+                              "the CM backend does not stage: cache it in registers or L1");
+            }
             if (b.placement != kir::Placement::Global) {
                 compile_error("CM backend: ", b.name, " is placed in constant memory, which CM does not have: lower with ",
                               "KernelPassOptions::constant_memory = false (lower_for_cm)");

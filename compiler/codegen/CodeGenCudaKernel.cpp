@@ -61,12 +61,24 @@ public:
     }
 
     void allocate(const Allocate *op, int indent) override {
-        // A register array is indexed by constants only, so it stays in registers.
-        out << pad(indent) << (op->memory_type == Halide::MemoryType::GPUShared ? "__shared__ " : "") << c_type(op->type) << " " << c_name(op->name) << "[" << expr(op->extents[0]) << "];\n";
+        const std::string n = c_name(op->name), T = c_type(op->type), size = expr(op->extents[0]);
+        if (op->memory_type != Halide::MemoryType::GPUShared) {
+            // A register array is indexed by constants only, so it stays in registers.
+            out << pad(indent) << T << " " << n << "[" << size << "];\n";
+        } else if (kernel.warps_per_array > 1) {
+            out << pad(indent) << "__shared__ " << T << " " << n << "[" << size << "];\n";  // the block is the array
+        } else {
+            // One copy per array: the warps of a block each have their slice.
+            out << pad(indent) << "__shared__ " << T << " " << n << "_slices[" << kernel.warps_per_block << " * " << size << "];\n";
+            out << pad(indent) << T << " *const " << n << " = " << n << "_slices + (threadIdx.x / 32) * " << size << ";\n";
+        }
         stmt(op->body, indent);
     }
 
-    void barrier(int indent) override { out << pad(indent) << "__syncthreads();\n"; }
+    void barrier(int indent) override {
+        // An array of one warp waits for its own lanes only.
+        out << pad(indent) << (kernel.warps_per_array > 1 ? "__syncthreads();\n" : "__syncwarp();\n");
+    }
 
     void register_store(const Store *op, int indent) override {
         out << pad(indent) << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";

@@ -11,6 +11,15 @@ namespace kir {
 using namespace Halide;
 using namespace Halide::Internal;
 
+const char *to_string(InputCache cache) {
+    switch (cache) {
+    case InputCache::Registers: return "registers";
+    case InputCache::L1: return "L1";
+    case InputCache::Shared: return "shared memory";
+    }
+    return "?";
+}
+
 int64_t BufferArg::region_elements() const {
     int64_t n = 1;
     for (int64_t e : region_extent) n *= e;
@@ -22,6 +31,10 @@ const BufferArg &Kernel::buffer(const std::string &name) const {
         if (b.name == name) return b;
     }
     compile_error("internal: kernel ", this->name, " has no buffer ", name);
+}
+
+BufferArg &Kernel::buffer(const std::string &name) {
+    return const_cast<BufferArg &>(static_cast<const Kernel *>(this)->buffer(name));
 }
 
 Expr Kernel::warp_count() const {
@@ -115,6 +128,12 @@ Expr buffer_field(const std::string &buffer, const char *field, int d) {
 Expr buffer_min(const std::string &buffer, int d) { return buffer_field(buffer, "min", d); }
 Expr buffer_extent(const std::string &buffer, int d) { return buffer_field(buffer, "extent", d); }
 Expr buffer_stride(const std::string &buffer, int d) { return buffer_field(buffer, "stride", d); }
+Expr array_thread(const Kernel &kernel) {
+    Expr lane = Variable::make(Int(32), lane_var);
+    if (kernel.warps_per_array <= 1) return lane;
+    return Variable::make(Int(32), array_warp_var) * warp_size + lane;
+}
+
 Expr warp_index() { return Variable::make(Int(64), "warp.index"); }
 
 Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
@@ -235,6 +254,7 @@ static void print_unwrapped(std::ostream &out, const Kernel &k) {
             out << ", constant memory, region";
             for (int d = 0; d < b.dimensions; d++) out << " [" << b.region_min[d] << ", " << b.region_min[d] + b.region_extent[d] << ")";
         }
+        if (!b.is_output && b.cache != InputCache::Registers) out << ", cached in " << to_string(b.cache);
         out << "\n";
     }
     out << "  grid (warps, innermost first):";

@@ -58,6 +58,15 @@ enum class Placement {
     Constant,  ///< a generation-time-sized region copied to constant memory at launch
 };
 
+/// Where an input's values stay between their load and their uses: the
+/// schedule's `x.in(F).store_in(MemoryType)` (GPU-UniCache's choice).
+enum class InputCache {
+    Registers,  ///< loaded once per array instance into registers (hoist_loads, slide_windows): the default
+    L1,         ///< loaded where used, through the L1 cache (store_in(MemoryType::Global))
+    Shared,     ///< the box an array instance reads, staged in shared memory (stage_in_shared)
+};
+const char *to_string(InputCache cache);
+
 /// A buffer argument of the kernel: an input of the spec or an output URE.
 struct BufferArg {
     std::string name;
@@ -65,6 +74,7 @@ struct BufferArg {
     int dimensions = 0;
     bool is_output = false;
     Placement placement = Placement::Global;
+    InputCache cache = InputCache::Registers;  ///< inputs only
     /// For Placement::Constant: the region [min, min + extent) per dimension
     /// the kernel reads, known at generation time; stored dense, dimension 0
     /// innermost.
@@ -99,6 +109,7 @@ struct Kernel {
     std::string description;
 
     const BufferArg &buffer(const std::string &name) const;
+    BufferArg &buffer(const std::string &name);
     /// Number of array instances the grid runs (each on warps_per_array
     /// warps): the product of the grid extents.
     Halide::Expr warp_count() const;
@@ -174,6 +185,8 @@ Halide::Expr buffer_extent(const std::string &buffer, int d);
 Halide::Expr buffer_stride(const std::string &buffer, int d);
 /// The warp's index in the grid.
 Halide::Expr warp_index();
+/// The thread's index in its array: lane, or array.warp * 32 + lane.
+Halide::Expr array_thread(const Kernel &kernel);
 
 /// The flat element index of `coords` in `buffer`: sum (c_d - min_d) * stride_d
 /// (Int(64)); for a constant-memory buffer, the dense offset into its region.

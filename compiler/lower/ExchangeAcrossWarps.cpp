@@ -48,7 +48,7 @@ public:
 
         const int threads = kernel.array_threads();
         Expr lane = Variable::make(Int(32), kir::lane_var), warp = Variable::make(Int(32), kir::array_warp_var);
-        Expr thread = warp * kir::warp_size + lane;
+        Expr thread = kir::array_thread(kernel);
         Expr phase = kir::register_load(Int(32), phase_name, 0);
         std::vector<std::pair<std::string, Expr>> in_warp, received;
         std::vector<Stmt> publish;

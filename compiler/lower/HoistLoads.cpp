@@ -46,6 +46,8 @@ void hoist_loads(kir::Kernel &kernel) {
         std::vector<std::pair<std::string, Expr>> lets;
         Stmt rewritten = kir::replace_calls(body, [&](const Call *op) -> Expr {
             if (op->name != kir::intrinsic::load) return Expr();
+            // An input read through L1 is loaded where it is used.
+            if (kernel.buffer(kir::access_of(op).buffer).cache != kir::InputCache::Registers) return Expr();
             bool movable = true;
             for (const Expr &a : op->args) {
                 kir::for_each_call(a, [&](const Call *c) { movable &= !kir::is_lane_exchange(c); });

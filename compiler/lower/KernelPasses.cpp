@@ -10,6 +10,7 @@
 #include "lower/PrefetchLoads.h"
 #include "lower/SlideWindows.h"
 #include "lower/SpecializeInterior.h"
+#include "lower/StageInShared.h"
 
 namespace pulse {
 
@@ -27,6 +28,7 @@ const KernelPass kernel_passes[] = {
     {"slide_windows", slide_windows},
     {"prefetch_loads", prefetch_loads},
     {"peel_loops", peel_loops},
+    {"stage_in_shared", stage_in_shared},
     {"specialize_interior", specialize_interior},
     {"exchange_across_warps", exchange_across_warps},
 };

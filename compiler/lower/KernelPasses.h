@@ -11,9 +11,11 @@
 //   5. peel_loops            (PeelLoops.h) a rolled time loop's first and last
 //                            blocks run outside it, its middle ones without
 //                            the conditions that single those out.
-//   6. specialize_interior   (SpecializeInterior.h) warps whose every access is
+//   6. stage_in_shared       (StageInShared.h) inputs cached in shared memory
+//                            are copied there per array instance and read there.
+//   7. specialize_interior   (SpecializeInterior.h) warps whose every access is
 //                            inside its buffer run a copy without guards.
-//   7. exchange_across_warps (ExchangeAcrossWarps.h) an array spread over
+//   8. exchange_across_warps (ExchangeAcrossWarps.h) an array spread over
 //                            several warps moves values across them through
 //                            shared memory and barriers.
 // The IR is simplified after each pass.

@@ -135,14 +135,14 @@ public:
         const auto regions = infer_input_regions(source);
         for (const std::string &in : order) {
             const ir::InputDecl &d = source.input(in);
-            kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, {}, {}});
+            kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, kir::InputCache::Registers, {}, {}});
             auto it = regions.find(in);
             if (it == regions.end()) continue;
             for (const IndexRange &r : it->second) kernel.buffers.back().domain_reads.push_back({r.min, r.max});
         }
         for (const ir::Ure *u : source.outputs()) {
             kernel.buffers.push_back(kir::BufferArg{u->name, u->type, (int)u->output_index().size(), true,
-                                                    kir::Placement::Global, {}, {}});
+                                                    kir::Placement::Global, kir::InputCache::Registers, {}, {}});
         }
     }
 
@@ -232,10 +232,12 @@ private:
         return kernel.warps_per_array > 1 ? kir::array_shift(value, dp) : kir::lane_shift(value, dp);
     }
 
-    /// Stagings the mapping honours: an input kept in registers (a window of a
-    /// per-thread loop, or a small lane-uniform input in the constant bank),
-    /// which the load passes provide. Every other request is refused.
-    void check_stagings() const {
+    /// Stagings the mapping honours: an input's cache placement
+    /// (kir::InputCache) by its store_in: Register (or none) keeps it in
+    /// registers (a window of a per-thread loop, or a small lane-uniform input
+    /// in the constant bank), Global reads it where used through L1, Shared
+    /// stages the box an array instance reads in shared memory.
+    void check_stagings() {
         for (const ir::Staging &s : source.schedule.stagings) {
             bool is_input = false;
             for (const ir::InputDecl &in : source.inputs) is_input |= in.name == s.source;
@@ -243,11 +245,22 @@ private:
                 compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): staging a Func is not supported; ",
                               "stage an input instead");
             }
-            if (s.memory && *s.memory != MemoryType::Register) {
-                compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, ").store_in(", to_string(*s.memory),
-                              "): only MemoryType::Register is supported (inputs read across a per-thread loop are kept in a "
-                              "register window, small lane-uniform inputs in the constant bank)");
+            kir::BufferArg &b = kernel.buffer(s.source);
+            kir::InputCache cache = !s.memory || *s.memory == MemoryType::Register ? kir::InputCache::Registers
+                                    : *s.memory == MemoryType::Shared            ? kir::InputCache::Shared
+                                                                                 : kir::InputCache::L1;
+            if (s.compute_at_loop) {
+                // The staged copy is made per array instance: compute_at may name
+                // a loop outside the array, not one of the array's own.
+                for (const std::string &l : source.schedule.transform->source_loops) {
+                    if (l == *s.compute_at_loop) {
+                        compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, ").compute_at(", s.consumer, ", ", l,
+                                      "): '", l, "' is a loop of the array; a staged input is computed per array instance, ",
+                                      "at a loop outside the array");
+                    }
+                }
             }
+            b.cache = cache;
         }
     }
 
@@ -438,9 +451,7 @@ private:
 
     /// The PE index of `slot` on this thread.
     Expr pe_of_slot(int64_t slot) const {
-        Expr thread = Variable::make(Int(32), kir::lane_var);
-        if (kernel.warps_per_array > 1) thread = Variable::make(Int(32), kir::array_warp_var) * kir::warp_size + thread;
-        return simplify(thread * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
+        return simplify(kir::array_thread(kernel) * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
     }
 
     const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }

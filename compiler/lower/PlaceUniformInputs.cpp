@@ -10,7 +10,8 @@ using namespace Halide::Internal;
 
 void place_uniform_inputs(kir::Kernel &kernel) {
     for (kir::BufferArg &b : kernel.buffers) {
-        if (b.is_output || b.placement != kir::Placement::Global) continue;
+        // An input the schedule caches elsewhere (L1, shared memory) stays where it asked.
+        if (b.is_output || b.placement != kir::Placement::Global || b.cache != kir::InputCache::Registers) continue;
         bool uniform = true, read = false;
         std::vector<int64_t> lo(b.dimensions, INT64_MAX), hi(b.dimensions, INT64_MIN);
         // Each load of b with the ranges of the loops of constant bounds around it.

@@ -10,7 +10,8 @@
 //
 // Parameters: PE (array width: PE - K + 1 output columns per warp; more than
 // 32 runs several PEs per lane, or with THREADS=1 one PE per thread over
-// the warps of a block), RT, S, and R, B (the generation-time sizes the
+// the warps of a block), CACHE (the image's cache: registers, L1 or shared
+// memory), RT, S, and R, B (the generation-time sizes the
 // reference and the tests use).
 #ifndef PULSE_EXAMPLES_SSAM2D_H
 #define PULSE_EXAMPLES_SSAM2D_H
@@ -61,6 +62,11 @@ inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, 
     // ceil(PE / 32) warps, moves across warps through shared memory) instead
     // of several PEs per lane of one warp.
     if (params.get_int("THREADS", 0, 0, 1)) X.gpu_threads(s);
+    // CACHE: where the image's values stay between their load and their uses
+    // (0 registers, the default; 1 L1, loaded where used; 2 shared memory,
+    // the box an array instance reads staged there).
+    const int cache = params.get_int("CACHE", 0, 0, 2);
+    if (cache) in.in(X).store_in(cache == 1 ? MemoryType::Global : MemoryType::Shared);
     return Spec{Out, std::move(inputs)};
 }
 

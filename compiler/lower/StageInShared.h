@@ -1,0 +1,27 @@
+// stage_in_shared: an input the schedule caches in shared memory
+// (`x.in(F).store_in(MemoryType::Shared)`, kir::InputCache::Shared) is
+// staged per array instance: the box of coordinates the instance reads it at
+// (over its lanes, warps and the loops of constant bounds inside it) is
+// copied into a shared array by all of the array's threads, coalesced, 0
+// outside the buffer; a barrier; the instance then reads the copy; a last
+// barrier keeps the next instance's copy from overwriting values still being
+// read. The box's size must be known at generation time (its position may
+// move with the grid point and the per-thread loops).
+#ifndef PULSE_STAGE_IN_SHARED_H
+#define PULSE_STAGE_IN_SHARED_H
+
+#include "ir/KernelIR.h"
+
+namespace pulse {
+
+/// The most shared memory one array instance may stage (all inputs together
+/// must fit a block's 48 KiB of static shared memory).
+constexpr int64_t max_shared_bytes_per_array = 12 * 1024;
+
+/// Stages every input of `kernel` cached in shared memory, as above. Throws
+/// CompileError naming the input where its box has no constant size.
+void stage_in_shared(kir::Kernel &kernel);
+
+}  // namespace pulse
+
+#endif
