@@ -1,6 +1,7 @@
 #include "exec/KernelExecutor.h"
 
 #include <array>
+#include <bitset>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -71,12 +72,22 @@ Value convert(Type to, Type from, Value v) {
 
 bool truth(Value v) { return v.u != 0; }
 
-using Lanes = std::array<Value, warp_size>;
-using Mask = std::array<bool, warp_size>;
+/// "warp.lane" of thread `t` of an array, for messages.
+std::string thread_name(int t) { return std::to_string(t / warp_size) + "." + std::to_string(t % warp_size); }
 
+/// Runs one array instance after another, its threads in lock step. A
+/// template on the most threads an array may have, so that one-warp arrays
+/// (most kernels, and the test suite's bulk) keep 32-wide per-thread values;
+/// threads past the kernel's array_threads() never exist and stay masked off.
+template<int MaxThreads>
 class Executor {
+    using Lanes = std::array<Value, MaxThreads>;
+    using Mask = std::array<bool, MaxThreads>;
+    using ThreadSet = std::bitset<MaxThreads>;
+
 public:
-    Executor(const kir::Kernel &k, Buffers &b) : kernel(k), buffers(b) {}
+    /// execute_kernel has checked that the kernel's arrays fit MaxThreads.
+    Executor(const kir::Kernel &k, Buffers &b) : kernel(k), buffers(b), thread_count(k.array_threads()) {}
 
     void run(const Progress &progress) {
         for (const kir::BufferArg &arg : kernel.buffers) {
@@ -99,14 +110,18 @@ public:
                 }
             }
         }
-        Mask all;
-        all.fill(true);
-        Lanes lanes;
-        for (int l = 0; l < warp_size; l++) lanes[l].i = l;
+        Mask all{};
+        Lanes lanes{}, warps_in_array{};
+        for (int t = 0; t < threads(); t++) {
+            all[t] = true;
+            lanes[t] = from_int(Int(32), t % warp_size);
+            warps_in_array[t] = from_int(Int(32), t / warp_size);
+        }
         push(kir::lane_var, lanes);
-        Value warps = eval(kernel.warp_count(), 0);
-        for (int64_t w = 0; w < warps.i; w++) {
-            if (progress) progress(w, warps.i);
+        push(kir::array_warp_var, warps_in_array);
+        Value instances = eval(kernel.warp_count(), 0);
+        for (int64_t w = 0; w < instances.i; w++) {
+            if (progress) progress(w, instances.i);
             bind_uniform("warp.index", Int(64), w);
             exec(kernel.body, all);
             pop("warp.index");
@@ -117,9 +132,26 @@ private:
     const kir::Kernel &kernel;
     Buffers &buffers;
     std::unordered_map<std::string, std::vector<Lanes>> env;
-    /// Register arrays (Allocate): element -> its value on each lane.
+    /// Register arrays (Allocate Register): element -> its value on each thread.
     std::unordered_map<std::string, std::vector<Lanes>> registers;
-    bool full_warp = true;  ///< no lane masked off: lane exchanges allowed
+    /// A shared-memory array (Allocate GPUShared): one copy per array
+    /// instance, with what the race check needs per element.
+    struct SharedArray {
+        std::vector<Value> values;
+        std::vector<int> writer;              ///< thread that last wrote the element; -1: never written
+        std::vector<uint64_t> write_epoch;    ///< epoch of that write
+        std::vector<uint64_t> read_epoch;     ///< epoch `readers` belongs to
+        std::vector<ThreadSet> readers;       ///< threads that read the element in read_epoch
+    };
+    std::unordered_map<std::string, SharedArray> shared;
+    /// Barriers passed so far, plus one: accesses in the same epoch have no
+    /// barrier between them (0 marks "never" in SharedArray).
+    uint64_t epoch = 1;
+    bool full_array = true;  ///< no thread of the array masked off: lane exchanges and barriers allowed
+    const int thread_count;
+
+    /// Threads of the array; a constant for one-warp arrays, so their loops stay as tight as before.
+    int threads() const { return MaxThreads == warp_size ? warp_size : thread_count; }
 
     void push(const std::string &name, const Lanes &v) { env[name].push_back(v); }
     void pop(const std::string &name) { env[name].pop_back(); }
@@ -131,7 +163,7 @@ private:
 
     Lanes eval_lanes(const Expr &e) {
         Lanes r;
-        for (int l = 0; l < warp_size; l++) r[l] = eval(e, l);
+        for (int l = 0; l < threads(); l++) r[l] = eval(e, l);
         return r;
     }
 
@@ -157,35 +189,36 @@ private:
         }
         if (const ProducerConsumer *op = s.as<ProducerConsumer>()) return exec(op->body, mask);
         if (const IfThenElse *op = s.as<IfThenElse>()) {
-            Mask then_mask, else_mask;
+            Mask then_mask{}, else_mask{};
             bool any_then = false, any_else = false, diverges = false;
-            for (int l = 0; l < warp_size; l++) {
+            for (int l = 0; l < threads(); l++) {
                 bool c = mask[l] && truth(eval(op->condition, l));
                 then_mask[l] = c;
                 else_mask[l] = mask[l] && !c;
                 any_then |= c, any_else |= else_mask[l];
             }
             diverges = any_then && any_else;
-            bool saved = full_warp;
+            bool saved = full_array;
             if (any_then) {
-                full_warp = saved && !diverges && then_mask == mask;
+                full_array = saved && !diverges && then_mask == mask;
                 exec(op->then_case, then_mask);
             }
             if (any_else && op->else_case.defined()) {
-                full_warp = saved && !diverges && else_mask == mask;
+                full_array = saved && !diverges && else_mask == mask;
                 exec(op->else_case, else_mask);
             }
-            full_warp = saved;
+            full_array = saved;
             return;
         }
         if (const For *op = s.as<For>()) {
             int first = -1;
-            for (int l = 0; l < warp_size && first < 0; l++) if (mask[l]) first = l;
+            for (int l = 0; l < threads() && first < 0; l++) if (mask[l]) first = l;
             if (first < 0) return;
             Value lo = eval(op->min, first), n = eval(op->extent, first);
-            for (int l = 0; l < warp_size; l++) {
+            for (int l = 0; l < threads(); l++) {
                 if (mask[l] && (eval(op->min, l).i != lo.i || eval(op->extent, l).i != n.i)) {
-                    evaluation_error("kernel ", kernel.name, ": loop ", op->name, " has different bounds on lanes ", first, " and ", l);
+                    evaluation_error("kernel ", kernel.name, ": loop ", op->name, " has different bounds on threads ",
+                                     thread_name(first), " and ", thread_name(l));
                 }
             }
             for (int64_t i = 0; i < n.i; i++) {
@@ -196,6 +229,7 @@ private:
             return;
         }
         if (const Allocate *op = s.as<Allocate>()) {
+            if (op->memory_type == Halide::MemoryType::GPUShared) return allocate_shared(op, mask);
             if (op->memory_type != Halide::MemoryType::Register || op->extents.size() != 1 || !as_const_int(op->extents[0])) {
                 evaluation_error("kernel ", kernel.name, ": ", op->name, " is not a register array of constant size");
             }
@@ -205,7 +239,11 @@ private:
             return;
         }
         if (const Store *op = s.as<Store>()) {
-            for (int l = 0; l < warp_size; l++) {
+            if (!shared.empty()) {
+                auto it = shared.find(op->name);
+                if (it != shared.end()) return store_shared(op, it->second, mask);
+            }
+            for (int l = 0; l < threads(); l++) {
                 if (mask[l]) register_element(op->name, op->index, l) = eval(op->value, l);
             }
             return;
@@ -213,9 +251,15 @@ private:
         if (const Evaluate *op = s.as<Evaluate>()) {
             const Call *c = op->value.as<Call>();
             if (c && c->name == kir::intrinsic::store) {
-                for (int l = 0; l < warp_size; l++) {
+                for (int l = 0; l < threads(); l++) {
                     if (mask[l]) store(c, l);
                 }
+                return;
+            }
+            if (c && c->name == kir::intrinsic::barrier) {
+                // __syncthreads in divergent code hangs or corrupts a block on the GPU.
+                if (!full_array) evaluation_error("kernel ", kernel.name, ": barrier inside divergent code");
+                epoch++;
                 return;
             }
             if (is_const(op->value)) return;
@@ -224,16 +268,106 @@ private:
         evaluation_error("kernel ", kernel.name, ": cannot execute statement ", s);
     }
 
-    /// Element `index` of a register array on lane `l`; checks the bounds.
+    /// Element `index` of a register array on thread `l`; checks the bounds.
     Value &register_element(const std::string &name, const Expr &index, int l) {
         auto it = registers.find(name);
         if (it == registers.end()) evaluation_error("kernel ", kernel.name, ": register array ", name, " is not allocated here");
         int64_t i = eval(index, l).i;
         if (i < 0 || i >= (int64_t)it->second.size()) {
-            evaluation_error("kernel ", kernel.name, ": lane ", l, " indexes register array ", name, " at ", i, ", outside [0, ",
-                             it->second.size(), ")");
+            evaluation_error("kernel ", kernel.name, ": thread ", thread_name(l), " indexes register array ", name, " at ", i,
+                             ", outside [0, ", it->second.size(), ")");
         }
         return it->second[i][l];
+    }
+
+    /// One shared array for the instance, its elements unwritten; the
+    /// extent must agree on every thread that reaches the allocation.
+    void allocate_shared(const Allocate *op, const Mask &mask) {
+        if (op->extents.size() != 1) evaluation_error("kernel ", kernel.name, ": shared array ", op->name, " is not one-dimensional");
+        int64_t extent = -1;
+        int first = -1;
+        for (int l = 0; l < threads(); l++) {
+            if (!mask[l]) continue;
+            int64_t e = eval(op->extents[0], l).i;
+            if (first < 0) {
+                first = l, extent = e;
+            } else if (e != extent) {
+                evaluation_error("kernel ", kernel.name, ": shared array ", op->name, " has extent ", extent, " on thread ",
+                                 thread_name(first), " and ", e, " on thread ", thread_name(l));
+            }
+        }
+        if (first < 0) return;
+        if (extent < 0) evaluation_error("kernel ", kernel.name, ": shared array ", op->name, " has a negative extent ", extent);
+        SharedArray array;
+        array.values.resize(extent);
+        array.writer.assign(extent, -1);
+        array.write_epoch.assign(extent, 0);
+        array.read_epoch.assign(extent, 0);
+        array.readers.resize(extent);
+        shared[op->name] = std::move(array);
+        exec(op->body, mask);
+        shared.erase(op->name);
+    }
+
+    /// The element index of an access to a shared array by thread `l`; checks the bounds.
+    int64_t shared_index(const std::string &name, const SharedArray &array, const Expr &index, int l) {
+        int64_t i = eval(index, l).i;
+        if (i < 0 || i >= (int64_t)array.values.size()) {
+            evaluation_error("kernel ", kernel.name, ": thread ", thread_name(l), " indexes shared array ", name, " at ", i,
+                             ", outside [0, ", array.values.size(), ")");
+        }
+        return i;
+    }
+
+    void race(const std::string &name, int64_t i, int earlier, const char *earlier_did, int later, const char *later_does) {
+        evaluation_error("kernel ", kernel.name, ": race on shared ", name, "[", i, "]: thread ", thread_name(earlier), " ",
+                         earlier_did, " it and thread ", thread_name(later), " ", later_does,
+                         " it with no barrier between (threads as warp.lane)");
+    }
+
+    Value load_shared(const std::string &name, SharedArray &array, const Expr &index, int l) {
+        int64_t i = shared_index(name, array, index, l);
+        if (array.writer[i] < 0) {
+            evaluation_error("kernel ", kernel.name, ": thread ", thread_name(l), " reads shared ", name, "[", i, "] before any write");
+        }
+        if (array.write_epoch[i] == epoch && array.writer[i] != l) race(name, i, array.writer[i], "wrote", l, "reads");
+        if (array.read_epoch[i] != epoch) {
+            array.read_epoch[i] = epoch;
+            array.readers[i].reset();
+        }
+        array.readers[i].set(l);
+        return array.values[i];
+    }
+
+    /// The threads of a Store run in lock step: every thread's index and
+    /// value are read before any element is written.
+    void store_shared(const Store *op, SharedArray &array, const Mask &mask) {
+        std::array<int64_t, MaxThreads> index;
+        Lanes value;
+        for (int l = 0; l < threads(); l++) {
+            if (!mask[l]) continue;
+            index[l] = shared_index(op->name, array, op->index, l);
+            value[l] = eval(op->value, l);
+        }
+        for (int l = 0; l < threads(); l++) {
+            if (!mask[l]) continue;
+            int64_t i = index[l];
+            if (array.write_epoch[i] == epoch && array.writer[i] >= 0 && array.writer[i] != l) {
+                race(op->name, i, array.writer[i], "wrote", l, "writes");
+            }
+            if (array.read_epoch[i] == epoch) {
+                ThreadSet others = array.readers[i];
+                others.reset(l);
+                if (others.any()) {
+                    int reader = 0;
+                    while (!others.test(reader)) reader++;
+                    race(op->name, i, reader, "read", l, "writes");
+                }
+            }
+            array.values[i] = value[l];
+            array.writer[i] = l;
+            array.write_epoch[i] = epoch;
+        }
     }
 
     /// The element (coords) of a buffer, for lane `l`; checks the bounds.
@@ -247,7 +381,7 @@ private:
                               ? c >= arg.region_min[d] && c < arg.region_min[d] + arg.region_extent[d]
                               : c >= buf.dim(d).min() && c <= buf.dim(d).max();
             if (!inside) {
-                evaluation_error("kernel ", kernel.name, ": lane ", l, " accesses ", a.buffer, " at ", c, " in dimension ", d,
+                evaluation_error("kernel ", kernel.name, ": thread ", thread_name(l), " accesses ", a.buffer, " at ", c, " in dimension ", d,
                                  ", outside the buffer; its guard ", a.guard, " does not protect it");
             }
             pos.push_back((int)c);
@@ -307,8 +441,8 @@ private:
         return it->second.back()[l];
     }
 
-    void require_full_warp(const Call *op) {
-        if (!full_warp) evaluation_error("kernel ", kernel.name, ": lane exchange ", op->name, " inside divergent code");
+    void require_full_array(const Call *op) {
+        if (!full_array) evaluation_error("kernel ", kernel.name, ": lane exchange ", op->name, " inside divergent code");
     }
 
     template<typename F>
@@ -388,7 +522,13 @@ private:
             return r;
         }
         if (const Call *op = e.as<Call>()) return call(op, l);
-        if (const Load *op = e.as<Load>()) return register_element(op->name, op->index, l);
+        if (const Load *op = e.as<Load>()) {
+            if (!shared.empty()) {
+                auto it = shared.find(op->name);
+                if (it != shared.end()) return load_shared(op->name, it->second, op->index, l);
+            }
+            return register_element(op->name, op->index, l);
+        }
         evaluation_error("kernel ", kernel.name, ": cannot evaluate ", e);
     }
 
@@ -399,22 +539,33 @@ private:
             if (!truth(eval(a.guard, l))) return from_int(op->type, 0);
             return read(op->type, element(a, l));
         }
+        // Warp shuffles and chain_source work within the thread's own warp
+        // (lanes 0..31 of it); array_shift across the whole array.
         if (n == kir::intrinsic::shfl_up || n == kir::intrinsic::shfl_down || n == kir::intrinsic::shfl_idx) {
-            require_full_warp(op);
+            require_full_array(op);
+            int lane = l % warp_size, warp_base = l - lane;
             int64_t k = eval(op->args[1], l).i;
-            int64_t from = n == kir::intrinsic::shfl_up ? l - k : n == kir::intrinsic::shfl_down ? l + k : k;
+            int64_t from = n == kir::intrinsic::shfl_up ? lane - k : n == kir::intrinsic::shfl_down ? lane + k : k;
             // CUDA: a source outside the warp leaves the lane's own value (up/down); idx wraps.
             if (n == kir::intrinsic::shfl_idx) from = ((from % warp_size) + warp_size) % warp_size;
-            else if (from < 0 || from >= warp_size) from = l;
-            return eval(op->args[0], (int)from);
+            else if (from < 0 || from >= warp_size) from = lane;
+            return eval(op->args[0], warp_base + (int)from);
         }
         if (n == kir::intrinsic::chain_source) {
-            require_full_warp(op);
+            require_full_array(op);
+            int lane = l % warp_size, warp_base = l - lane;
             int64_t dp = eval(op->args[1], l).i;
-            for (int64_t k = l; k >= 0 && k < warp_size; k -= dp) {
-                if (truth(eval(op->args[0], (int)k))) return from_int(Int(32), k);
+            for (int64_t k = lane; k >= 0 && k < warp_size; k -= dp) {
+                if (truth(eval(op->args[0], warp_base + (int)k))) return from_int(Int(32), k);
+                if (dp == 0) break;
             }
             return from_int(Int(32), -1);
+        }
+        if (n == kir::intrinsic::array_shift) {
+            require_full_array(op);
+            int64_t from = l - eval(op->args[1], l).i;
+            if (from < 0 || from >= threads()) from = l;
+            return eval(op->args[0], (int)from);
         }
         if (op->is_intrinsic(Call::bitwise_and)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) & bits(y); });
         if (op->is_intrinsic(Call::bitwise_or)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) | bits(y); });
@@ -454,7 +605,14 @@ private:
 }  // namespace
 
 void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress &progress) {
-    kir::on_large_stack([&] { Executor(kernel, buffers).run(progress); });
+    if (kernel.warps_per_array < 1 || kernel.warps_per_array > kir::max_warps_per_array) {
+        evaluation_error("kernel ", kernel.name, ": ", kernel.warps_per_array, " warps per array, outside [1, ",
+                         kir::max_warps_per_array, "]");
+    }
+    kir::on_large_stack([&] {
+        if (kernel.warps_per_array == 1) Executor<warp_size>(kernel, buffers).run(progress);
+        else Executor<warp_size * kir::max_warps_per_array>(kernel, buffers).run(progress);
+    });
 }
 
 std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed,
