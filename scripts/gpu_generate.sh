@@ -25,6 +25,26 @@ for entry in "${examples[@]}"; do
   "$build/examples/$program" -g "$spec" --emit cuda -o "$out" >/dev/null
   echo "$spec" >>"$out/.list"
 done
+# Mappings beyond the defaults, each a kernel of its own name: arrays over the
+# warps of a block (gpu_threads), inputs staged in shared memory or read
+# through L1 (the cache placement).
+variants=(
+  "conv2d conv2d_ssam conv2d_ssam_threads70 K=5 PE=70 THREADS=1"
+  "conv2d conv2d_ssam conv2d_ssam_wshared K=7 WCACHE=2"
+  "stencil stencil2d_5pt stencil2d_5pt_threads64 PE=64 THREADS=1"
+  "stencil stencil2d_9pt stencil2d_9pt_shared CACHE=2"
+  "stencil stencil2d_25pt stencil2d_25pt_l1 CACHE=1 F64=1"
+  "stencil stencil2d_star2 stencil2d_star2_shared_threads CACHE=2 PE=80 THREADS=1"
+  "stencil stencil3d_7pt stencil3d_7pt_threads64 PE=64 THREADS=1 F64=1"
+  "stencil stencil3d_27pt stencil3d_27pt_shared CACHE=2 S=4"
+)
+for entry in "${variants[@]}"; do
+  read -r program spec name settings <<<"$entry"
+  params=()
+  for kv in $settings; do params+=(--param "$kv"); done
+  "$build/examples/$program" -g "$spec" "${params[@]}" --emit cuda --name="$name" -o "$out" >/dev/null
+  echo "$name" >>"$out/.list"
+done
 sort -u "$out/.list" -o "$out/examples.txt"
 rm -f "$out/.list"
 cp "$root/runtime/pulse_cuda.h" "$root/runtime/pulse_buffer.h" "$out/"

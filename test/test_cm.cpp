@@ -13,6 +13,7 @@
 #include "codegen/CodeGenCM.h"
 #include "CmBuild.h"
 #include "lower/Pipeline.h"
+#include "TestUtil.h"
 #include "pulse/pulse.h"
 
 using namespace pulse;
@@ -321,8 +322,11 @@ TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks r
     conv2d.schedule.gpu_threads = {"b"};
     REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", input_order(sbm), CmTarget::gen9()),
                         Catch::Contains("gpu_threads(b): only the array's space loop"));
-    // An array spread over the warps of a block has no CM form.
-    conv2d.schedule.gpu_threads = {conv2d.schedule.transform->destination_loops.front()};
-    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", input_order(sbm), CmTarget::gen9()),
+    // An array spread over the warps of a block has no CM form, nor an input staged in shared memory.
+    Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 40}, {"THREADS", 1}, {"RT", 2}}));
+    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(wide.output.lower()), "k", input_order(wide), CmTarget::gen9()),
                         Catch::Contains("a CM array runs on one hardware thread"));
+    Spec staged = build_spec("conv2d_ssam", test::params({{"K", 3}, {"CACHE", 2}, {"RT", 2}}));
+    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(staged.output.lower()), "k", input_order(staged), CmTarget::gen9()),
+                        Catch::Contains("input x is cached in shared memory"));
 }

@@ -482,6 +482,9 @@ TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and
     // Arrays over the warps of a block: 3 warps (2-D), 2 warps walking planes (3-D, fp64).
     cases.push_back({"conv2d_ssam", "conv2d_ssam_threads70", test::params({{"K", 5}, {"PE", 70}, {"THREADS", 1}})});
     cases.push_back({"stencil3d_7pt", "stencil3d_7pt_threads64", test::params({{"F64", 1}, {"PE", 64}, {"THREADS", 1}})});
+    // The image staged in shared memory: per warp of a block, and per block.
+    cases.push_back({"stencil2d_9pt", "stencil2d_9pt_shared", test::params({{"CACHE", 2}})});
+    cases.push_back({"stencil2d_5pt", "stencil2d_5pt_shared_threads", test::params({{"CACHE", 2}, {"PE", 64}, {"THREADS", 1}})});
     // Compiles DIR/FILE.cu to an object; returns nvcc's status, its output in `output`.
     auto compile = [&](const std::string &file, const std::string &flags, std::string &output) {
         return run_command(std::string(PULSE_NVCC) + " -std=c++17 -arch=sm_90 -O3 -I" + dir.string() + " -I" PULSE_RUNTIME_DIR +

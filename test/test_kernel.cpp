@@ -117,6 +117,12 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"stencil2d_25pt", test::params({{"RT", 2}, {"R", 5}, {"B", 2}})},
         {"stencil2d_star2", test::params({{"F64", 1}, {"RT", 3}, {"S", 2}, {"R", 13}, {"B", 2}})},
         {"stencil2d_5pt", test::params({{"PE", 66}, {"THREADS", 1}, {"RT", 2}, {"R", 7}, {"B", 2}})},
+        // The image cached in L1 and in shared memory (one warp, a block of
+        // warps, a walk restaging per block).
+        {"stencil2d_9pt", test::params({{"CACHE", 1}, {"RT", 3}, {"S", 2}, {"R", 11}, {"B", 2}})},
+        {"stencil2d_5pt", test::params({{"CACHE", 2}, {"RT", 3}, {"R", 7}, {"B", 3}})},
+        {"stencil2d_25pt", test::params({{"F64", 1}, {"CACHE", 2}, {"PE", 50}, {"THREADS", 1}, {"RT", 2}, {"S", 2}, {"R", 9}, {"B", 2}})},
+        {"conv2d_ssam", test::params({{"K", 3}, {"CACHE", 2}, {"PE", 64}, {"RT", 2}, {"R", 5}, {"B", 2}})},
         {"stencil2d_25pt", test::params({{"F64", 1}, {"PE", 45}, {"THREADS", 1}, {"RT", 3}, {"R", 5}, {"B", 2}})},
         // 3-D stencils: the planes a grid loop (S = 1), and walked by each warp
         // (S planes per warp, the last walk partial), fp32 and fp64.
@@ -125,6 +131,7 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"stencil3d_7pt", test::params({{"F64", 1}, {"RT", 2}, {"S", 3}, {"R", 5}, {"D", 8}, {"B", 2}})},
         {"stencil3d_27pt", test::params({{"RT", 3}, {"S", 2}, {"R", 7}, {"D", 5}, {"B", 2}})},
         {"stencil3d_7pt", test::params({{"PE", 40}, {"THREADS", 1}, {"RT", 2}, {"S", 2}, {"R", 5}, {"D", 5}, {"B", 2}})},
+        {"stencil3d_7pt", test::params({{"F64", 1}, {"CACHE", 2}, {"RT", 2}, {"S", 2}, {"R", 5}, {"D", 4}, {"B", 2}})},
         {"stencil3d_27pt", test::params({{"F64", 1}, {"PE", 70}, {"THREADS", 1}, {"RT", 2}, {"S", 1}, {"R", 3}, {"D", 3}, {"B", 2}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
@@ -313,6 +320,36 @@ TEST_CASE("an array over the warps of a block moves values across them through s
     Spec lanes = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(lanes.output.lower()), "k", {"x", "w"}),
                         Contains("or spread it over the warps of a block with gpu_threads(s)"));
+}
+
+TEST_CASE("an input cached in shared memory is staged per array instance, between barriers", "[kernel]") {
+    Spec spec = build_spec("stencil2d_5pt", test::params({{"CACHE", 2}, {"RT", 4}}));
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"u"});
+    CHECK(kernel.buffer("u").cache == kir::InputCache::Shared);
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    // The box one warp reads: 32 columns x (RT + 2) rows.
+    CHECK_THAT(ir, Contains("allocate u.shared[float32 * 192] in GPUShared"));
+    CHECK_THAT(ir, Contains("input u: float32, 2-D, cached in shared memory"));
+    CHECK_THAT(ir, Contains("pulse.barrier()"));
+    // Every read of u inside the instance is a read of the copy: the only
+    // loads of u left are the copy's own.
+    size_t loads = 0;
+    for (size_t at = ir.find("pulse.load(\"u\""); at != std::string::npos; at = ir.find("pulse.load(\"u\"", at + 1)) loads++;
+    CHECK(loads == 2);  // the interior copy and the guarded copy
+    // L1: nothing hoisted, every use a load.
+    Spec l1 = build_spec("stencil2d_5pt", test::params({{"CACHE", 1}, {"RT", 4}}));
+    kir::Kernel through_l1 = lower_to_kernel(compile_to_systolic(l1.output.lower()), "k", {"u"});
+    optimize_kernel(through_l1);
+    std::ostringstream l1_text;
+    kir::print(l1_text, through_l1);
+    CHECK_THAT(l1_text.str(), !Contains("u.reg"));
+    // A Func cannot be staged; a staging at a loop of the array is refused.
+    ir::UreProgram program = build_spec("stencil2d_5pt", Params()).output.lower();
+    program.schedule.stagings.push_back(ir::Staging{"u", "X", std::string("X"), std::string("q"), MemoryType::Shared});
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u"}), Contains("'q' is a loop of the array"));
 }
 
 TEST_CASE("the filter of conv2d_ssam moves to constant memory and the interior runs unguarded", "[kernel]") {

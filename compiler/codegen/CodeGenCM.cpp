@@ -80,16 +80,7 @@ Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
 class CmPrinter : public KernelPrinter {
 public:
     CmPrinter(const kir::Kernel &k) : KernelPrinter(k), varying(k.body), W(cm_lanes(k)) {
-        if (k.warps_per_array > 1) {
-            compile_error("CM backend: kernel ", k.name, " spreads its array over ", k.warps_per_array,
-                          " warps (gpu_threads on the space loop); a CM array runs on one hardware thread: drop gpu_threads, ",
-                          "and an array wider than 32 PEs runs several PEs per lane");
-        }
         for (const kir::BufferArg &b : k.buffers) {
-            if (b.cache == kir::InputCache::Shared) {
-                compile_error("CM backend: input ", b.name, " is cached in shared memory (store_in(MemoryType::Shared)), which ",
-                              "the CM backend does not stage: cache it in registers or L1");
-            }
             if (b.placement != kir::Placement::Global) {
                 compile_error("CM backend: ", b.name, " is placed in constant memory, which CM does not have: lower with ",
                               "KernelPassOptions::constant_memory = false (lower_for_cm)");
@@ -552,7 +543,23 @@ std::vector<std::string> host_scalar_arguments(const kir::Kernel &k) {
     return a;
 }
 
+/// What the CM mapping has no form for, refused before anything is planned.
+void check_cm_mapping(const kir::Kernel &k) {
+    if (k.warps_per_array > 1) {
+        compile_error("CM backend: kernel ", k.name, " spreads its array over ", k.warps_per_array,
+                      " warps (gpu_threads on the space loop); a CM array runs on one hardware thread: drop gpu_threads, ",
+                      "and an array wider than 32 PEs runs several PEs per lane");
+    }
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.cache == kir::InputCache::Shared) {
+            compile_error("CM backend: input ", b.name, " is cached in shared memory (store_in(MemoryType::Shared)), which ",
+                          "the CM backend does not stage: cache it in registers or L1");
+        }
+    }
+}
+
 std::string print_kernel_file(const kir::Kernel &k, const CmTarget &target) {
+    check_cm_mapping(k);
     CmRegisterPlan plan = plan_cm_registers(k, target);
     if (plan.bytes > plan.available) compile_error(cm_register_error(k, plan, target));
     const int W = cm_lanes(k);

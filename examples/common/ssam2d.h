@@ -11,7 +11,7 @@
 // Parameters: PE (array width: PE - K + 1 output columns per warp; more than
 // 32 runs several PEs per lane, or with THREADS=1 one PE per thread over
 // the warps of a block), CACHE (the image's cache: registers, L1 or shared
-// memory), RT, S, and R, B (the generation-time sizes the
+// memory), WCACHE (the same for the filter), RT, S, and R, B (the generation-time sizes the
 // reference and the tests use).
 #ifndef PULSE_EXAMPLES_SSAM2D_H
 #define PULSE_EXAMPLES_SSAM2D_H
@@ -67,6 +67,12 @@ inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, 
     // the box an array instance reads staged there).
     const int cache = params.get_int("CACHE", 0, 0, 2);
     if (cache) in.in(X).store_in(cache == 1 ? MemoryType::Global : MemoryType::Shared);
+    // WCACHE: likewise for the other inputs (the filter): 0 registers or the
+    // constant bank, the default; 1 L1; 2 shared memory, as SSAM keeps it.
+    const int weight_cache = params.get_int("WCACHE", 0, 0, 2);
+    for (const Input &other : inputs) {
+        if (weight_cache && other.name() != in.name()) other.in(X).store_in(weight_cache == 1 ? MemoryType::Global : MemoryType::Shared);
+    }
     return Spec{Out, std::move(inputs)};
 }
 
