@@ -145,7 +145,7 @@ public:
         // An array of several warps is a block of its own (its barriers are
         // __syncthreads); arrays of one warp pack warps_per_block to a block.
         const bool block_array = kernel.warps_per_array > 1;
-        const int arrays_per_block = block_array ? 1 : kernel.warps_per_block;
+        const int arrays_per_block = kernel.arrays_per_block();
         const int threads = arrays_per_block * kernel.array_threads();
         s << "__global__ void __launch_bounds__(" << threads << ") " << kernel.name << "_kernel(" << parameters()
           << ", int64_t warps) {\n";
@@ -170,25 +170,31 @@ public:
         s << "extern \"C\" cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream) {\n";
         for (const kir::BufferArg &b : kernel.buffers) {
             if (b.placement != kir::Placement::Constant) continue;
-            s << "    // Copy " << b.name << "'s region to constant memory, one row at a time (the buffer may be strided).\n";
+            const std::string T = c_type(b.type), n = b.name;
+            s << "    // Copy " << n << "'s region to constant memory: in one copy where it is contiguous in the buffer\n"
+                 "    // (each copy is a launch of its own), else one row at a time (the buffer may be strided).\n";
             s << "    {\n        const int64_t region_min[] = {";
             for (int d = 0; d < b.dimensions; d++) s << (d ? ", " : "") << b.region_min[d];
             s << "}, region_extent[] = {";
             for (int d = 0; d < b.dimensions; d++) s << (d ? ", " : "") << b.region_extent[d];
             s << "};\n";
+            s << "        bool contiguous = " << n << ".stride[0] == 1;\n";
             s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-            s << "            if (region_min[d] < " << b.name << ".min[d] || region_min[d] + region_extent[d] > " << b.name
-              << ".min[d] + " << b.name << ".extent[d]) return cudaErrorInvalidValue;\n        }\n";
-            s << "        const int64_t rows = " << b.region_elements() / b.region_extent[0] << ";\n";
+            s << "            if (region_min[d] < " << n << ".min[d] || region_min[d] + region_extent[d] > " << n
+              << ".min[d] + " << n << ".extent[d]) return cudaErrorInvalidValue;\n";
+            s << "            if (d > 0) contiguous = contiguous && " << n << ".stride[d] == " << n << ".stride[d - 1] * region_extent[d - 1];\n";
+            s << "        }\n";
+            s << "        if (" << n << ".stride[0] != 1) return cudaErrorInvalidValue;\n";
+            s << "        const int64_t row_elements = contiguous ? " << b.region_elements() << " : region_extent[0];\n";
+            s << "        const int64_t rows = " << b.region_elements() << " / row_elements;\n";
             s << "        for (int64_t row = 0; row < rows; row++) {\n";
-            s << "            int64_t offset = (region_min[0] - " << b.name << ".min[0]) * " << b.name << ".stride[0], rest = row;\n";
+            s << "            int64_t offset = (region_min[0] - " << n << ".min[0]) * " << n << ".stride[0], rest = row;\n";
             s << "            for (int d = 1; d < " << b.dimensions << "; d++) {\n";
-            s << "                offset += (region_min[d] + rest % region_extent[d] - " << b.name << ".min[d]) * " << b.name << ".stride[d];\n";
+            s << "                offset += (region_min[d] + rest % region_extent[d] - " << n << ".min[d]) * " << n << ".stride[d];\n";
             s << "                rest /= region_extent[d];\n            }\n";
-            s << "            if (" << b.name << ".stride[0] != 1) return cudaErrorInvalidValue;\n";
-            s << "            cudaError_t e = cudaMemcpyToSymbolAsync(" << data_name(b) << ", (const " << c_type(b.type) << " *)"
-              << b.name << ".data + offset, region_extent[0] * sizeof(" << c_type(b.type) << "), row * region_extent[0] * sizeof("
-              << c_type(b.type) << "), cudaMemcpyDeviceToDevice, stream);\n";
+            s << "            cudaError_t e = cudaMemcpyToSymbolAsync(" << data_name(b) << ", (const " << T << " *)" << n
+              << ".data + offset, row_elements * sizeof(" << T << "), row * row_elements * sizeof(" << T
+              << "), cudaMemcpyDeviceToDevice, stream);\n";
             s << "            if (e != cudaSuccess) return e;\n        }\n    }\n";
         }
         s << "    const int64_t warps = " << expr(kernel.warp_count()) << ";\n";

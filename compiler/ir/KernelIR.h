@@ -51,6 +51,8 @@ constexpr const char *lane_var = "lane";
 constexpr const char *array_warp_var = "array.warp";
 /// The most warps one array may span (one CUDA block).
 constexpr int max_warps_per_array = 8;
+/// Static shared memory of one block (CUDA's limit without opting in to more).
+constexpr int64_t shared_bytes_per_block = 48 * 1024;
 
 /// Where a buffer's elements live while the kernel runs.
 enum class Placement {
@@ -115,6 +117,9 @@ struct Kernel {
     Halide::Expr warp_count() const;
     /// Threads of one array: 32 * warps_per_array.
     int array_threads() const { return warps_per_array * warp_size; }
+    /// Arrays one CUDA block runs: an array of several warps is a block of
+    /// its own; arrays of one warp pack warps_per_block to a block.
+    int arrays_per_block() const { return warps_per_array > 1 ? 1 : warps_per_block; }
 };
 
 /// Name of the ProducerConsumer node that wraps the straight-line code of one

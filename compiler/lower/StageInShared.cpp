@@ -1,5 +1,7 @@
 #include "lower/StageInShared.h"
 
+#include <algorithm>
+
 namespace pulse {
 
 using namespace Halide;
@@ -65,7 +67,8 @@ private:
     Scope<> bound;
 };
 
-Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body) {
+/// `body` with its reads of `b` from a staged copy; `elements` the copy's size.
+Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body, int64_t *elements_out) {
     LoadBox loads(kernel, b.name);
     body.accept(&loads);
     if (!loads.found) return body;
@@ -88,12 +91,7 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body)
         extent.push_back(n);
         elements *= *constant;
     }
-    const int64_t bytes = elements * b.type.bytes();
-    if (bytes > max_shared_bytes_per_array) {
-        compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared): an array instance reads ", elements,
-                      " elements of ", b.name, " (", bytes, " bytes), more than the ", max_shared_bytes_per_array,
-                      " bytes of shared memory an array may stage; cache it in registers or L1, or read a smaller box per instance");
-    }
+    *elements_out = std::max(*elements_out, elements);
     const std::string tile = b.name + ".shared";
     const int threads = kernel.array_threads();
     Expr thread = kir::array_thread(kernel);
@@ -127,16 +125,30 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body)
         if (is_const_one(a.guard) || equal(a.guard, kir::in_bounds(b, a.coords))) return value;
         return select(a.guard, value, make_zero(op->type));
     });
-    Stmt staged = Block::make({copy, kir::barrier(), reads, kir::barrier()});
-    return Allocate::make(tile, b.type, Halide::MemoryType::GPUShared, {make_const(Int(32), elements)}, const_true(), staged);
+    return Block::make({copy, kir::barrier(), reads, kir::barrier()});
 }
 
 }  // namespace
 
 void stage_in_shared(kir::Kernel &kernel) {
+    int64_t bytes = 0;  // of the copies of one array
+    std::string staged;
     for (const kir::BufferArg &b : kernel.buffers) {
         if (b.is_output || b.cache != kir::InputCache::Shared) continue;
-        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, body); });
+        int64_t elements = 0;
+        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, body, &elements); });
+        if (elements == 0) continue;
+        kernel.body = Allocate::make(b.name + ".shared", b.type, Halide::MemoryType::GPUShared, {make_const(Int(32), elements)},
+                                     const_true(), kernel.body);
+        bytes += elements * b.type.bytes();
+        staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(elements * b.type.bytes()) + " bytes)";
+    }
+    const int64_t budget = kir::shared_bytes_per_block / kernel.arrays_per_block();
+    if (bytes > budget) {
+        compile_error("kernel ", kernel.name, ": the inputs cached in shared memory need ", staged, " per array instance, ",
+                      kernel.arrays_per_block(), " arrays per block: more than the ", kir::shared_bytes_per_block,
+                      " bytes of a block; cache an input in registers or L1, or read a smaller box per instance (fewer rows ",
+                      "per block, a narrower array)");
     }
 }
 

@@ -6,17 +6,16 @@
 // outside the buffer; a barrier; the instance then reads the copy; a last
 // barrier keeps the next instance's copy from overwriting values still being
 // read. The box's size must be known at generation time (its position may
-// move with the grid point and the per-thread loops).
+// move with the grid point and the per-thread loops), and the copies of the
+// arrays of a block must fit its static shared memory. The shared array is
+// allocated once, around the whole body, so the interior and border copies
+// of an instance (specialize_interior) share it.
 #ifndef PULSE_STAGE_IN_SHARED_H
 #define PULSE_STAGE_IN_SHARED_H
 
 #include "ir/KernelIR.h"
 
 namespace pulse {
-
-/// The most shared memory one array instance may stage (all inputs together
-/// must fit a block's 48 KiB of static shared memory).
-constexpr int64_t max_shared_bytes_per_array = 12 * 1024;
 
 /// Stages every input of `kernel` cached in shared memory, as above. Throws
 /// CompileError naming the input where its box has no constant size.
