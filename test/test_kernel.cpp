@@ -133,6 +133,10 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"stencil3d_7pt", test::params({{"PE", 40}, {"THREADS", 1}, {"RT", 2}, {"S", 2}, {"R", 5}, {"D", 5}, {"B", 2}})},
         {"stencil3d_7pt", test::params({{"F64", 1}, {"CACHE", 2}, {"RT", 2}, {"S", 2}, {"R", 5}, {"D", 4}, {"B", 2}})},
         {"stencil3d_27pt", test::params({{"F64", 1}, {"PE", 70}, {"THREADS", 1}, {"RT", 2}, {"S", 1}, {"R", 3}, {"D", 3}, {"B", 2}})},
+        // Iterative Jacobi, T steps per launch in overlapped tiles (temporal
+        // blocking): one PE per lane, two per lane (fp64), tiles of odd sizes.
+        {"jacobi2d", test::params({{"T", 3}, {"PE", 16}, {"TH", 11}, {"BX", 3}, {"BY", 2}})},
+        {"jacobi2d", test::params({{"F64", 1}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 3}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},

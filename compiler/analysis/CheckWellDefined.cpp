@@ -82,15 +82,17 @@ void check_well_defined(const ir::UreProgram &program) {
                               point_text(program, x), " and at ", point_text(program, y),
                               ": restrict its select so that one point writes each element");
             }
-            // The output's box: per dimension, the bounds of its index over the loop box.
+            // The output's box: per dimension, the bounds of its index over the
+            // loops it is written over (narrowed by its select's bounds).
+            const std::vector<ir::Loop> box_loops = program.output_loops(*u);
             isl::set range = writes.range();
             isl_set *box = isl_set_universe(isl_set_get_space(range.get()));
             for (size_t d = 0; d < index.size(); d++) {
                 std::optional<AffineForm> f = to_affine(index[d], program.loops);
                 if (!f) return;
                 int64_t lo = f->constant, hi = f->constant;
-                for (size_t i = 0; i < program.loops.size(); i++) {
-                    int64_t a = f->coefficient[i] * program.loops[i].min, b = f->coefficient[i] * program.loops[i].max();
+                for (size_t i = 0; i < box_loops.size(); i++) {
+                    int64_t a = f->coefficient[i] * box_loops[i].min, b = f->coefficient[i] * box_loops[i].max();
                     lo += std::min(a, b), hi += std::max(a, b);
                 }
                 isl_local_space *ls = isl_local_space_from_space(isl_set_get_space(range.get()));

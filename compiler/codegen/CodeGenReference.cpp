@@ -75,7 +75,7 @@ std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &p, const std::vec
         buffers.push_back(b);
     }
     for (const ir::Ure *u : p.outputs()) {
-        LayoutBuffer b{u->name, u->type, true, {}};
+        LayoutBuffer b{u->name, u->type, true, {}, p.output_loops(*u)};
         for (const Expr &e : u->output_index()) {
             auto form = to_affine(e, p.loops);
             if (!form) compile_error("output ", u->name, " is written at a non-affine index ", ir::to_source(e));
@@ -87,7 +87,7 @@ std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &p, const std::vec
 }
 
 std::pair<int64_t, int64_t> LayoutBuffer::range(const ir::UreProgram &p, size_t dim, int64_t instances) const {
-    std::vector<ir::Loop> loops = p.loops;
+    std::vector<ir::Loop> loops = is_output && !this->loops.empty() ? this->loops : p.loops;
     const int runtime_loop = instances_loop(p);
     if (runtime_loop >= 0) loops[runtime_loop].extent = instances;
     int64_t lo = 0, hi = -1;

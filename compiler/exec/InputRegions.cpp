@@ -112,12 +112,13 @@ void check_enumerable(const ir::UreProgram &p, const std::string &action) {
     }
     for (const ir::Ure *u : p.outputs()) {
         std::vector<int64_t> extents;
+        const std::vector<ir::Loop> loops = p.output_loops(*u);
         for (const Halide::Expr &e : u->output_index()) {
             std::optional<AffineForm> f = to_affine(e, p.loops);
             int64_t lo = f ? f->constant : 0, hi = lo;
             if (f) {
-                for (size_t i = 0; i < p.loops.size(); i++) {
-                    int64_t a = f->coefficient[i] * p.loops[i].min, b = f->coefficient[i] * p.loops[i].max();
+                for (size_t i = 0; i < loops.size(); i++) {
+                    int64_t a = f->coefficient[i] * loops[i].min, b = f->coefficient[i] * loops[i].max();
                     lo += std::min(a, b), hi += std::max(a, b);
                 }
             }

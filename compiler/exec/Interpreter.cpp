@@ -83,7 +83,7 @@ public:
             for (const Expr &e : u.output_index()) {
                 std::optional<AffineForm> f = to_affine(e, program.loops);
                 if (!f) evaluation_error("output ", u.name, ": index ", ir::to_source(e), " is not affine in the loops");
-                box.push_back(f->range(program.loops));
+                box.push_back(f->range(program.output_loops(u)));
                 forms.push_back(*f);
                 int64_t extent = box.back().second - box.back().first + 1;
                 sizes.push_back((int)extent);

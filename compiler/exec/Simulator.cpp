@@ -294,7 +294,7 @@ private:
             for (const Expr &e : u.output_index()) {
                 std::optional<AffineForm> f = to_affine(e, p.source.loops);
                 if (!f) evaluation_error("simulate: output ", u.name, ": index ", ir::to_source(e), " is not affine");
-                auto [lo, hi] = f->range(p.source.loops);
+                auto [lo, hi] = f->range(p.source.output_loops(u));
                 sizes.push_back((int)(hi - lo + 1));
                 mins.push_back((int)lo);
                 count *= hi - lo + 1;

@@ -1,5 +1,7 @@
 #include "ir/UreProgram.h"
 
+#include <algorithm>
+
 #include "ir/ReferenceOrder.h"
 
 #include <ostream>
@@ -152,6 +154,47 @@ std::string Ure::lhs_text() const {
     std::vector<Expr> written = output_index();
     for (size_t i = 0; i < written.size(); i++) s += (i ? ", " : "") + to_source(written[i]);
     return s + ")";
+}
+
+std::vector<Loop> UreProgram::output_loops(const Ure &u) const {
+    using namespace Halide::Internal;
+    std::vector<Loop> narrowed = loops;
+    if (!schedule.transform) return narrowed;
+    const std::vector<std::string> &array = schedule.transform->source_loops;
+    // Conjuncts of the defined condition of the form `v op c`.
+    std::vector<Expr> conjuncts, pending{defined_condition(u.value)};
+    while (!pending.empty()) {
+        Expr e = pending.back();
+        pending.pop_back();
+        if (const And *a = e.as<And>()) {
+            pending.push_back(a->a);
+            pending.push_back(a->b);
+        } else {
+            conjuncts.push_back(e);
+        }
+    }
+    auto narrow = [&](const Expr &var, const Expr &bound, int64_t lo_shift, int64_t hi_shift, bool lower, bool upper) {
+        const Variable *v = var.as<Variable>();
+        const int64_t *c = as_const_int(bound);
+        if (!v || !c || std::find(array.begin(), array.end(), v->name) == array.end()) return;
+        int i = loop_index(v->name);
+        if (i < 0) return;
+        Loop &l = narrowed[i];
+        int64_t lo = l.min, hi = l.max();
+        if (lower) lo = std::max(lo, *c + lo_shift);
+        if (upper) hi = std::min(hi, *c + hi_shift);
+        if (lo > hi) return;  // an empty output: keep the loop (the checks report it)
+        l.min = lo;
+        l.extent = hi - lo + 1;
+    };
+    for (const Expr &c : conjuncts) {
+        if (const LT *op = c.as<LT>()) narrow(op->a, op->b, 0, -1, false, true), narrow(op->b, op->a, 1, 0, true, false);
+        if (const LE *op = c.as<LE>()) narrow(op->a, op->b, 0, 0, false, true), narrow(op->b, op->a, 0, 0, true, false);
+        if (const GT *op = c.as<GT>()) narrow(op->a, op->b, 1, 0, true, false), narrow(op->b, op->a, 0, -1, false, true);
+        if (const GE *op = c.as<GE>()) narrow(op->a, op->b, 0, 0, true, false), narrow(op->b, op->a, 0, 0, false, true);
+        if (const EQ *op = c.as<EQ>()) narrow(op->a, op->b, 0, 0, true, true), narrow(op->b, op->a, 0, 0, true, true);
+    }
+    return narrowed;
 }
 
 std::vector<const Ure *> UreProgram::outputs() const {

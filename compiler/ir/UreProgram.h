@@ -133,6 +133,13 @@ struct UreProgram {
     const InputDecl &input(const std::string &name) const;
     int64_t domain_size() const;                    ///< number of iteration points
     std::vector<const Ure *> outputs() const;
+    /// The loops over which output `u` is written: the program's loops, each
+    /// loop of the array (a source loop of the transform) narrowed by the
+    /// bounds its select states on it (`x >= 4 && x < 28` in a conjunction
+    /// of the defined condition). The output's box (its buffer layout) is its
+    /// index's range over these loops, so an output written on the interior
+    /// of overlapped tiles spans that interior only.
+    std::vector<Loop> output_loops(const Ure &u) const;
 };
 
 /// The placeholder a `select` without a false value yields where its condition is false.

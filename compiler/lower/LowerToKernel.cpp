@@ -270,6 +270,7 @@ private:
         int vi = source.loop_index(v.var);
         for (const ir::Ure *u : source.outputs()) {
             std::vector<Expr> index = u->output_index();
+            const std::vector<ir::Loop> written_loops = source.output_loops(*u);
             for (size_t d = 0; d < index.size(); d++) {
                 std::optional<AffineForm> f = to_affine(index[d], source.loops);
                 if (!f || f->coefficient[vi] <= 0) continue;
@@ -277,7 +278,7 @@ private:
                 bool bounded = true;
                 for (size_t i = 0; i < source.loops.size(); i++) {
                     if ((int)i == vi || f->coefficient[i] == 0) continue;
-                    const ir::Loop &l = source.loops[i];
+                    const ir::Loop &l = written_loops[i];
                     bool is_instance = false;
                     for (const ir::Loop &il : program.instance_loops) is_instance |= il.var == l.var;
                     if (is_instance && f->coefficient[i] < 0) bounded = false;
