@@ -18,7 +18,7 @@ examples=(
   "conv1d conv1d_sbm" "conv1d conv1d_bsm" "conv1d conv1d_fsm" "conv1d conv1d_bfs" "conv1d conv1d_ffs"
   "conv1d conv1d_fbs" "conv1d conv1d_fbs_stride2" "conv2d conv2d_sbm" "conv2d conv2d_ssam" "matmul matmul"
   "matvec matvec" "fir fir_stride2" "stencil stencil2d_5pt" "stencil stencil2d_9pt" "stencil stencil2d_25pt"
-  "stencil stencil2d_star2" "stencil stencil3d_7pt" "stencil stencil3d_27pt"
+  "stencil stencil2d_star2" "stencil stencil3d_7pt" "stencil stencil3d_27pt" "stencil jacobi2d"
 )
 for entry in "${examples[@]}"; do
   read -r program spec <<<"$entry"
@@ -37,6 +37,7 @@ variants=(
   "stencil stencil2d_star2 stencil2d_star2_shared_threads CACHE=2 PE=80 THREADS=1"
   "stencil stencil3d_7pt stencil3d_7pt_threads64 PE=64 THREADS=1 F64=1"
   "stencil stencil3d_27pt stencil3d_27pt_shared CACHE=2 S=4"
+  "stencil jacobi2d jacobi2d_f64_pe40 F64=1 T=3 TH=20 PE=40"
 )
 for entry in "${variants[@]}"; do
   read -r program spec name settings <<<"$entry"

@@ -1,13 +1,15 @@
 // Iterative 2-D Jacobi (the 5-point star) with temporal blocking: each launch
 // runs T time steps on chip, in overlapped tiles.
 //
-//   U(t, gx, gy) = U(t-1) + k(gx, gy) * (0.25 * (U(t-1) at the four neighbours) - U(t-1))
+//   U(t, gx, gy) = 0.25 * (U(t-1) at the four neighbours)   on the grid's interior,
+//   U(t, gx, gy) = U(t-1, gx, gy)                           on its boundary ring and beyond
 //
-// over a grid u whose coefficient field k is 1 where a cell is updated and 0
-// where it is held (the boundary ring, and the T-wide pad around the grid
-// that the tiles at its edges read). One launch maps u to Out = U after T
-// steps on the cells of Out's extents; a host loop runs a launch per T steps,
-// the output of one the input of the next (benchmarks/jacobi_bench.cu).
+// on a grid of n(0) x n(1) cells (n: a two-element input, the grid's size,
+// read by every lane: it goes to constant memory). u is the grid with a pad
+// of T cells around it that the tiles at its edges read (held, like the
+// ring). One launch maps u to Out = U after T steps on the cells of Out's
+// extents; a host loop runs a launch per T steps, the output of one the input
+// of the next (benchmarks/jacobi_bench.cu).
 //
 // The design: a tile of PE x TH cells is one array instance; its columns are
 // the PEs (lanes), and the time loop sweeps the tile's rows once per time step
@@ -23,6 +25,8 @@
 // Parameters: T (steps per launch, default 4), PE (tile width, 32), TH (tile
 // height, 16), F64=1 for fp64, BX, BY (tiles across and down at the
 // generation-time sizes the reference and tests use).
+#include <algorithm>
+
 #include "pulse/pulse.h"
 
 using namespace pulse;
@@ -32,13 +36,14 @@ namespace {
 Spec jacobi2d(const Params &params) {
     const Type type = params.get_int("F64", 0, 0, 1) ? Float(64) : Float(32);
     const int steps = params.get_int("T", 4, 1, 32);
-    const int PE = params.get_int("PE", 32, 2 * steps + 1, 256);
-    const int TH = params.get_int("TH", 16, 2 * steps + 1, 256);
+    // A tile must keep at least one cell after shedding T from each side.
+    const int PE = params.get_int("PE", std::max(32, 2 * steps + 2), 2 * steps + 1, 256);
+    const int TH = params.get_int("TH", std::max(16, 2 * steps + 2), 2 * steps + 1, 256);
     const int BX = params.get_int("BX", 2, 1, 1 << 20), BY = params.get_int("BY", 2, 1, 1 << 20);
     // A wider output than the tile's exact interior, for the validator's test (0: none).
     const int overreach = params.get_int("OVERREACH", 0, 0, 8);
     const int CW = PE - 2 * steps, CH = TH - 2 * steps;  // the cells a tile writes
-    Input u(type, 2, "u"), k(type, 2, "k");
+    Input u(type, 2, "u"), n(Int(32), 1, "n");
     Var x("x"), y("y"), t("t"), bx("bx"), by("by"), s("s"), time("time");
     std::vector<Var> loops{x, y, t, bx, by};
     Func U(type, loops, Place::Device, "U"), Out(Place::Device, "Out");
@@ -48,14 +53,15 @@ Spec jacobi2d(const Params &params) {
     Expr previous = U(x, y, t - 1, bx, by);
     Expr star = cast(type, Expr(0.25)) * (((U(x - 1, y, t - 1, bx, by) + U(x + 1, y, t - 1, bx, by)) + U(x, y - 1, t - 1, bx, by)) +
                                           U(x, y + 1, t - 1, bx, by));
-    U(x, y, t, bx, by) = select(t == 0, u(gx, gy), select(cone, previous + k(gx, gy) * (star - previous)));
+    Expr interior = gx >= 1 && gx < n(0) - 1 && gy >= 1 && gy < n(1) - 1;
+    U(x, y, t, bx, by) = select(t == 0, u(gx, gy), select(cone, select(interior, star, previous)));
     const int lo = steps - overreach;
     Out(bx * CW + x - steps, by * CH + y - steps) =
         select(t == steps && x >= lo && x < PE - lo && y >= lo && y < TH - lo, U(x, y, t, bx, by));
     U.merge_ures(Out).set_bounds(x, 0, PE, y, 0, TH, t, 0, steps + 1, bx, 0, BX, by, 0, BY);
     U.gpu_blocks(bx, by);
     U.space_time_transform({x, y, t}, {s, time}, {1, 0, 0, /**/ 0, 1, TH});
-    return Spec{Out, {u, k}};
+    return Spec{Out, {u, n}};
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Emits the iterative Jacobi benchmark's Pulse kernels (spec jacobi2d of
+# examples/stencil) into one folder, one per mapping and type, named
+# jacobi2d_{f32,f64}_{mapping} (e.g. jacobi2d_f32_t4_th32), and the header
+# pulse_jacobi.h that benchmarks/jacobi_bench.cu includes to run them all
+# (scripts/gpu_bench_jacobi.sh).
+#
+# usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR
+# environment:
+#   JACOBI_MAPPINGS  the mappings, each "SETTING,SETTING..." of the spec's
+#                    parameters T (steps per launch), TH (tile rows), PE (tile
+#                    columns) (default "T=2,TH=16 T=4,TH=16 T=4,TH=32
+#                    T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48")
+#   JACOBI_TYPES     types (default "f32 f64")
+set -euo pipefail
+usage="usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR"
+build="$(cd "${1:?$usage}" && pwd)"
+mkdir -p "${2:?$usage}"
+out="$(cd "$2" && pwd)"
+[[ -x "$build/examples/stencil" ]] || { echo "no $build/examples/stencil: build the stencil example first"; exit 1; }
+header="$out/pulse_jacobi.h"
+entries=()
+includes=()
+for type in ${JACOBI_TYPES:-f32 f64}; do
+  case "$type" in
+    f32) f64=0 ;;
+    f64) f64=1 ;;
+    *) echo "unknown type $type (f32 or f64)"; exit 2 ;;
+  esac
+  for mapping in ${JACOBI_MAPPINGS:-T=2,TH=16 T=4,TH=16 T=4,TH=32 T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48}; do
+    tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | tr -d '=' | tr ',' '_')"
+    name="jacobi2d_${type}_$tag"
+    steps="$(grep -o 'T=[0-9]*' <<<"$mapping" | head -1 | cut -d= -f2)"
+    params=(--param "F64=$f64")
+    for kv in $(tr ',' ' ' <<<"$mapping"); do params+=(--param "$kv"); done
+    "$build/examples/stencil" -g jacobi2d "${params[@]}" --emit cuda --name="$name" -o "$out" > "$out/$name.log" 2>&1 ||
+      { echo "FAIL $name:"; cat "$out/$name.log"; exit 1; }
+    entries+=("J($type, ${steps:-4}, $name)")
+    includes+=("#include \"$name.h\"")
+  done
+done
+{
+  echo "// The Pulse kernels of jacobi_bench.cu (written by benchmarks/generate_jacobi.sh)."
+  printf '%s\n' "${includes[@]}"
+  echo "#define PULSE_JACOBI ${entries[*]}"
+} > "$header"
+cp "$(dirname "$0")/../runtime/pulse_cuda.h" "$(dirname "$0")/../runtime/pulse_buffer.h" "$out/"
+echo "wrote ${#entries[@]} jacobi kernels and $header to $out"
