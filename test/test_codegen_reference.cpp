@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> specs = {"conv1d_sbm", "conv1d_bsm", "conv1d_fsm", "conv1d_bfs",
                                                 "conv1d_ffs", "conv1d_fbs", "conv1d_fbs_stride2", "conv2d_sbm",
                                                 "conv2d_ssam", "matmul",    "matvec",     "fir_stride2",
-                                                "test_affine_outputs"};
+                                                "test_affine_outputs", "stencil2d_5pt"};
 
 std::string temp_dir() {
     char pattern[] = "/tmp/pulse_reference_XXXXXX";
@@ -157,6 +157,36 @@ TEST_CASE("the layout of an output at affine indices is the box its index spans,
           "1:0.0=[15,+6] 1:1.0=[2,+6] 1:1.1=[-1,+1] "
           "3:0.0=[3,+18] 3:1.0=[2,+6] 3:1.1=[-1,+3] "
           "5:0.0=[-9,+30] 5:1.0=[2,+6] 5:1.1=[-1,+5] ");
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("the layout of an output written on the interior of overlapped tiles is that interior", "[codegen]") {
+    // jacobi2d (T = 3, PE = 16, TH = 12, BX = 2, BY = 2): a tile writes its cells 3 from each
+    // side, Out(bx * 10 + x - 3, by * 6 + y - 3) for x in [3, 13), y in [3, 9): Out spans
+    // [0, 20) x [0, 6 * instances), as the interpreter's buffer does.
+    const char *cxx = std::getenv("CXX");
+    std::string compiler = cxx && *cxx ? cxx : "c++";
+    ir::UreProgram p = build_spec("jacobi2d", test::params({{"T", 3}, {"PE", 16}, {"TH", 12}})).output.lower();
+    Buffers out = ir::realize(p, random_inputs(p, 3));
+    CHECK(out.at("Out").dim(0).min() == 0);
+    CHECK(out.at("Out").dim(0).extent() == 20);
+    CHECK(out.at("Out").dim(1).min() == 0);
+    CHECK(out.at("Out").dim(1).extent() == 12);
+    std::string dir = temp_dir();
+    std::ofstream(dir + "/tiles_reference.h") << emit_reference_cpp(p, "tiles", {"u", "n"});
+    std::ofstream(dir + "/main.cpp") << "#include <cstdio>\n#include \"tiles_reference.h\"\n"
+                                        "int main() {\n"
+                                        "    for (int64_t instances : {1, 2, 5})\n"
+                                        "        for (int d = 0; d < 2; d++) {\n"
+                                        "            int64_t m, e;\n"
+                                        "            tiles_Out_region(d, instances, &m, &e);\n"
+                                        "            std::printf(\"%lld:%d=[%lld,+%lld] \", (long long)instances, d, (long long)m, (long long)e);\n"
+                                        "        }\n"
+                                        "    return 0;\n}\n";
+    std::string command = "cd " + dir + " && " + compiler + " -std=c++17 -o tiles main.cpp && ./tiles > tiles.txt";
+    INFO(command);
+    REQUIRE(std::system(command.c_str()) == 0);
+    CHECK(read_text(dir + "/tiles.txt") == "1:0=[0,+20] 1:1=[0,+6] 2:0=[0,+20] 2:1=[0,+12] 5:0=[0,+20] 5:1=[0,+30] ");
     std::system(("rm -rf " + dir).c_str());
 }
 

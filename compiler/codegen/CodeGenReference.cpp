@@ -23,19 +23,19 @@ int instances_loop(const ir::UreProgram &p) {
 namespace {
 
 /// "min + k" for the run-time loop's upper bound, a constant otherwise.
-std::string loop_max_text(const ir::UreProgram &p, int loop, int runtime_loop) {
-    if (loop == runtime_loop) return "(" + std::to_string(p.loops[loop].min) + " + instances - 1)";
-    return std::to_string(p.loops[loop].max());
+std::string loop_max_text(const std::vector<ir::Loop> &loops, int loop, int runtime_loop) {
+    if (loop == runtime_loop) return "(" + std::to_string(loops[loop].min) + " + instances - 1)";
+    return std::to_string(loops[loop].max());
 }
 
-/// C text for the min (or max) of an affine form over the box, with the run-time loop's extent.
-std::string bound_text(const ir::UreProgram &p, const AffineForm &f, int runtime_loop, bool want_max) {
+/// C text for the min (or max) of an affine form over the box of `loops`, with the run-time loop's extent.
+std::string bound_text(const std::vector<ir::Loop> &loops, const AffineForm &f, int runtime_loop, bool want_max) {
     std::string s = std::to_string(f.constant) + "ll";
     for (size_t i = 0; i < f.coefficient.size(); i++) {
         int64_t k = f.coefficient[i];
         if (k == 0) continue;
         bool use_max = (k > 0) == want_max;
-        std::string v = use_max ? loop_max_text(p, (int)i, runtime_loop) : std::to_string(p.loops[i].min) + "ll";
+        std::string v = use_max ? loop_max_text(loops, (int)i, runtime_loop) : std::to_string(loops[i].min) + "ll";
         s += " + (" + std::to_string(k) + "ll) * " + v;
     }
     return s;
@@ -151,11 +151,12 @@ std::string emit_layout_functions(const ir::UreProgram &p, const std::string &na
         out << "// " << (b.is_output ? "output " : "input ") << b.name << ": indices [*min, *min + *extent) in dimension `dim`\n";
         out << q << " void " << name << "_" << b.name << "_region(int dim, int64_t instances, int64_t *min, int64_t *extent) {\n";
         out << "    int64_t lo = 0, hi = -1;\n";
+        const std::vector<ir::Loop> &loops = b.is_output && !b.loops.empty() ? b.loops : p.loops;
         for (size_t d = 0; d < b.dims.size(); d++) {
             out << "    if (dim == " << d << ") {\n";
             bool first = true;
             for (const AffineForm &form : b.dims[d]) {
-                std::string lo_text = bound_text(p, form, runtime_loop, false), hi_text = bound_text(p, form, runtime_loop, true);
+                std::string lo_text = bound_text(loops, form, runtime_loop, false), hi_text = bound_text(loops, form, runtime_loop, true);
                 if (first) {
                     out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
                 } else {
