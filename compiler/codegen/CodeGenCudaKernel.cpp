@@ -155,7 +155,11 @@ public:
             s << "    const int64_t warp_index = blockIdx.x;  // the array instance\n";
             s << "    if (warp_index >= warps) return;  // the whole block leaves together\n";
         } else {
-            s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << arrays_per_block << " + threadIdx.x / 32;\n";
+            // Taken from lane 0, so the compiler sees it is the same on every lane:
+            // a branch on the warp's grid point (the interior test) then needs no
+            // reconvergence code (WARPSYNC, ENDCOLLECTIVE) around the shuffles inside.
+            s << "    const int64_t warp_index = __shfl_sync(0xffffffffu, (long long)((int64_t)blockIdx.x * " << arrays_per_block
+              << " + threadIdx.x / 32), 0);\n";
             s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
         }
         for (const kir::BufferArg &b : kernel.buffers) {
