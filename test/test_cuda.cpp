@@ -343,6 +343,16 @@ TEST_CASE("cuda: an array wider than a warp runs several PEs per lane", "[cuda]"
     CHECK(generate("conv1d_sbm", test::params({{"C", 252}})).kernel.pes_per_lane == 8);
 }
 
+TEST_CASE("cuda: a test the same on every lane around shuffles is a warp vote, a lane's guard is not", "[cuda]") {
+    Generated g = generate("conv2d_ssam", test::params({{"K", 5}, {"RT", 2}}));
+    const std::string body = kernel_function(g.sources.kernel);
+    // The interior test (a function of the warp's grid point and the buffer sizes).
+    CHECK(count(body, std::regex(R"(if \(__all_sync\(0xffffffffu, )")) == 1);
+    // The stores' guards depend on the lane: plain ifs.
+    CHECK_THAT(body, Contains("if (active_"));
+    CHECK(!std::regex_search(body, std::regex(R"(__all_sync\(0xffffffffu, active)")));
+}
+
 TEST_CASE("cuda: an array over the warps of a block is a block with shared memory and barriers", "[cuda]") {
     Params params = test::params({{"K", 5}, {"PE", 70}, {"THREADS", 1}, {"RT", 2}});
     Generated g = generate("conv2d_ssam", params);

@@ -5,6 +5,7 @@
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
 #include "codegen/KernelPrinter.h"
+#include "codegen/LaneVarying.h"
 
 namespace pulse {
 
@@ -15,7 +16,27 @@ namespace {
 
 class CudaPrinter : public KernelPrinter {
 public:
-    explicit CudaPrinter(const kir::Kernel &k) : KernelPrinter(k) {}
+    explicit CudaPrinter(const kir::Kernel &k) : KernelPrinter(k), varying(k.body) {}
+
+    /// A test the same on every lane around lane exchanges (the interior
+    /// test) is taken as a warp vote: the compiler then knows the warp stays
+    /// whole inside, and compiles the shuffles there without reconvergence
+    /// code (WARPSYNC, ENDCOLLECTIVE); the vote's value is the test's.
+    void if_then_else(const IfThenElse *op, int indent) override {
+        if (varying.varies(op->condition) || !has_lane_exchange(op)) return KernelPrinter::if_then_else(op, indent);
+        print_if(op, "__all_sync(0xffffffffu, " + expr(op->condition) + ")", indent);
+    }
+
+    static bool has_lane_exchange(const IfThenElse *op) {
+        bool found = false;
+        kir::replace_calls(Stmt(op), [&](const Call *c) -> Expr {
+            found = found || kir::is_lane_exchange(c);
+            return Expr();
+        });
+        return found;
+    }
+
+    LaneVarying varying;
 
     std::string expr(const Expr &e) override {
         CPrinterHooks hooks;
@@ -155,11 +176,7 @@ public:
             s << "    const int64_t warp_index = blockIdx.x;  // the array instance\n";
             s << "    if (warp_index >= warps) return;  // the whole block leaves together\n";
         } else {
-            // Taken from lane 0, so the compiler sees it is the same on every lane:
-            // a branch on the warp's grid point (the interior test) then needs no
-            // reconvergence code (WARPSYNC, ENDCOLLECTIVE) around the shuffles inside.
-            s << "    const int64_t warp_index = __shfl_sync(0xffffffffu, (long long)((int64_t)blockIdx.x * " << arrays_per_block
-              << " + threadIdx.x / 32), 0);\n";
+            s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << arrays_per_block << " + threadIdx.x / 32;\n";
             s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
         }
         for (const kir::BufferArg &b : kernel.buffers) {

@@ -23,8 +23,10 @@ std::string comment_lines(const std::string &text) {
     return s.str();
 }
 
-void KernelPrinter::if_then_else(const IfThenElse *op, int indent) {
-    out << pad(indent) << "if (" << expr(op->condition) << ") {\n";
+void KernelPrinter::if_then_else(const IfThenElse *op, int indent) { print_if(op, expr(op->condition), indent); }
+
+void KernelPrinter::print_if(const IfThenElse *op, const std::string &condition, int indent) {
+    out << pad(indent) << "if (" << condition << ") {\n";
     stmt(op->then_case, indent + 1);
     if (op->else_case.defined()) {
         out << pad(indent) << "} else {\n";

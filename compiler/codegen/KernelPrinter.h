@@ -49,6 +49,8 @@ protected:
     virtual void barrier(int indent);
     /// A guard; by default a C `if` on expr(condition).
     virtual void if_then_else(const Halide::Internal::IfThenElse *op, int indent);
+    /// A C `if` on the condition text `condition`, then the branches.
+    void print_if(const Halide::Internal::IfThenElse *op, const std::string &condition, int indent);
     /// Names the backend in "cannot print" errors.
     virtual const char *backend() const = 0;
 
