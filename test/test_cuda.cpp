@@ -351,6 +351,9 @@ TEST_CASE("cuda: a test the same on every lane around shuffles is a warp vote, a
     // The stores' guards depend on the lane: plain ifs.
     CHECK_THAT(body, Contains("if (active_"));
     CHECK(!std::regex_search(body, std::regex(R"(__all_sync\(0xffffffffu, active)")));
+    // Inside a walk (split: a serial loop over instances) the test stays a plain if.
+    Generated walk = generate("conv2d_ssam", test::params({{"K", 5}, {"RT", 2}, {"S", 3}}));
+    CHECK(kernel_function(walk.sources.kernel).find("__all_sync") == std::string::npos);
 }
 
 TEST_CASE("cuda: an array over the warps of a block is a block with shared memory and barriers", "[cuda]") {

@@ -21,9 +21,13 @@ public:
     /// A test the same on every lane around lane exchanges (the interior
     /// test) is taken as a warp vote: the compiler then knows the warp stays
     /// whole inside, and compiles the shuffles there without reconvergence
-    /// code (WARPSYNC, ENDCOLLECTIVE); the vote's value is the test's.
+    /// code (WARPSYNC, ENDCOLLECTIVE); the vote's value is the test's. Not
+    /// inside a serial loop (a warp walking instances): there the vote
+    /// measured slower than the reconvergence code it saves (docs/benchmarks.md).
     void if_then_else(const IfThenElse *op, int indent) override {
-        if (varying.varies(op->condition) || !has_lane_exchange(op)) return KernelPrinter::if_then_else(op, indent);
+        if (loop_depth > 0 || varying.varies(op->condition) || !has_lane_exchange(op)) {
+            return KernelPrinter::if_then_else(op, indent);
+        }
         print_if(op, "__all_sync(0xffffffffu, " + expr(op->condition) + ")", indent);
     }
 

@@ -76,7 +76,9 @@ void KernelPrinter::stmt(const Stmt &s, int indent) {
         std::string v = c_name(op->name);
         out << pad(indent) << "for (int " << v << " = " << expr(op->min) << "; " << v << " < " << expr(op->min) << " + "
             << expr(op->extent) << "; ++" << v << ") {\n";
+        loop_depth++;
         stmt(op->body, indent + 1);
+        loop_depth--;
         out << pad(indent) << "}\n";
         return;
     }

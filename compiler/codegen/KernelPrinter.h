@@ -30,6 +30,7 @@ public:
 protected:
     const kir::Kernel &kernel;
     std::ostringstream out;  ///< the body printed so far
+    int loop_depth = 0;      ///< serial loops around the statement being printed
 
     /// Prints `s` into `out` at `indent` (4 spaces a level).
     void stmt(const Halide::Internal::Stmt &s, int indent);
