@@ -23,36 +23,6 @@ std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t W, int64_t H, std
     return s;
 }
 
-struct CheckResult {
-    bool ok = true;
-    double max_error = 0;  // |got - want| / the sum of the terms' magnitudes, the largest over the samples
-    std::string detail;
-};
-
-/// A row's check, then its time: `run_and_check` runs the row once (Out
-/// poisoned) and checks it; then `run` is timed (median of 25 after 3 warm-ups,
-/// left NAN if anything threw). Returns the check column ("PASS (max err ..)"
-/// or "FAIL ..."); a failed or throwing row counts in `failures`.
-template <typename RunAndCheck>
-std::string check_then_time(RunAndCheck &&run_and_check, const std::function<void()> &run, cudaStream_t stream,
-                            int &failures, double &ms) {
-    std::string check;
-    ms = NAN;
-    try {
-        CheckResult c = run_and_check();
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
-        check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
-        if (!c.ok) failures++;
-        ms = pulse::cuda::time_median_ms(run, 3, 25, stream);
-    } catch (const std::exception &e) {
-        if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
-        check = std::string("FAIL ") + e.what();
-        cudaGetLastError();  // clear a non-sticky error so later rows can run
-    }
-    return check;
-}
-
 /// Compares a W x H result (device, row pitch `pitch` elements) against a
 /// double-precision reference at every sample point: `reference(i, j)`
 /// returns {the sum, the sum of its terms' magnitudes}. With `padding` the

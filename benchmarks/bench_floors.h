@@ -1,6 +1,7 @@
 // The floors the benchmarks measure in each run: device-to-device
 // copy bandwidth (read + write) and the FP32 FMA rate, and a problem's floor
-// from them, and the set-up every benchmark starts with. Included by the
+// from them, the set-up every benchmark starts with, and the protocol of a
+// row (check once, then time). Included by the
 // benchmarks (after pulse_cuda.h, inside their anonymous namespace).
 #ifndef PULSE_BENCH_FLOORS_H
 #define PULSE_BENCH_FLOORS_H
@@ -88,6 +89,36 @@ int bench_exit_status(int failures) {
     if (!failures) return 0;
     std::printf("\n%d row(s) failed their check\n", failures);
     return 1;
+}
+
+struct CheckResult {
+    bool ok = true;
+    double max_error = 0;  // |got - want| / the sum of the terms' magnitudes, the largest over the samples
+    std::string detail;
+};
+
+/// A row's check, then its time: `run_and_check` runs the row once (Out
+/// poisoned) and checks it; then `run` is timed (median of 25 after 3 warm-ups,
+/// left NAN if anything threw). Returns the check column ("PASS (max err ..)"
+/// or "FAIL ..."); a failed or throwing row counts in `failures`.
+template <typename RunAndCheck>
+std::string check_then_time(RunAndCheck &&run_and_check, const std::function<void()> &run, cudaStream_t stream,
+                            int &failures, double &ms) {
+    std::string check;
+    ms = NAN;
+    try {
+        CheckResult c = run_and_check();
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
+        check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
+        if (!c.ok) failures++;
+        ms = pulse::cuda::time_median_ms(run, 3, 25, stream);
+    } catch (const std::exception &e) {
+        if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
+        check = std::string("FAIL ") + e.what();
+        cudaGetLastError();  // clear a non-sticky error so later rows can run
+    }
+    return check;
 }
 
 #endif

@@ -127,12 +127,6 @@ std::vector<PulseKernel> pulse_kernels() {
 // ---------------------------------------------------------------------------
 // The check
 
-struct CheckResult {
-    bool ok = true;
-    double max_error = 0;  // |got - want| / sum |x * w|, the largest over the samples
-    std::string detail;
-};
-
 /// Compares Out against a double-precision sum at every sample point (a NaN,
 /// from the poison, means an output was never written).
 CheckResult check_result(const std::vector<float> &hx, const std::vector<float> &hw, int Q, const std::vector<int64_t> &samples,
@@ -178,24 +172,16 @@ void run_row(const std::string &label, const std::string &kernel, int Q, const s
              pulse::cuda::DeviceBuffer<float> &out, const std::vector<float> &hx, const std::vector<float> &hw,
              const std::vector<int64_t> &samples, const Floors &floors, cudaStream_t stream) {
     const int64_t n = (int64_t)out.size();
-    std::string check;
     double ms = NAN;
-    try {
-        PULSE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));
-        run();
-        PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
-        PULSE_CUDA_CHECK(cudaGetLastError());
-        CheckResult c = check_result(hx, hw, Q, samples, out.data(), n, 1e-4);
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "(max err %.2g)", c.max_error);
-        check = c.ok ? std::string("PASS ") + buf : "FAIL " + c.detail;
-        if (!c.ok) failures++;
-        ms = pulse::cuda::time_median_ms(run, 3, 25, stream);
-    } catch (const std::exception &e) {
-        if (check.empty() || check.rfind("PASS", 0) == 0) failures++;
-        check = std::string("FAIL ") + e.what();
-        cudaGetLastError();  // clear a non-sticky error so later rows can run
-    }
+    const std::string check = check_then_time(
+        [&] {
+            PULSE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));
+            run();
+            PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
+            PULSE_CUDA_CHECK(cudaGetLastError());
+            return check_result(hx, hw, Q, samples, out.data(), n, 1e-4);
+        },
+        run, stream, failures, ms);
     print_row(label, kernel, Q, n, ms, floors, check);
 }
 

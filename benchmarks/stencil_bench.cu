@@ -97,8 +97,8 @@ PULSE_VARIANTS3D
 
 namespace {
 
-#include "bench_common.h"
 #include "bench_floors.h"
+#include "bench_common.h"
 
 // ---------------------------------------------------------------------------
 // The stencils, as examples/stencil/stencil.cpp defines them. A coefficient
