@@ -23,8 +23,9 @@
 // much (a halo too small) is rejected with the read that breaks.
 //
 // Parameters: T (steps per launch, default 4), PE (tile width, 32), TH (tile
-// height, 16), F64=1 for fp64, BX, BY (tiles across and down at the
-// generation-time sizes the reference and tests use).
+// height, 16), THREADS=1 (a tile wider than 32 over the warps of a block),
+// F64=1 for fp64, BX, BY (tiles across and down at the generation-time sizes
+// the reference and tests use).
 #include <algorithm>
 
 #include "pulse/pulse.h"
@@ -61,6 +62,10 @@ Spec jacobi2d(const Params &params) {
     U.merge_ures(Out).set_bounds(x, 0, PE, y, 0, TH, t, 0, steps + 1, bx, 0, BX, by, 0, BY);
     U.gpu_blocks(bx, by);
     U.space_time_transform({x, y, t}, {s, time}, {1, 0, 0, /**/ 0, 1, TH});
+    // THREADS=1: a tile wider than a warp is one PE per thread over the warps of
+    // a block (its columns' left and right neighbours across warps through
+    // shared memory) instead of several PEs per lane.
+    if (params.get_int("THREADS", 0, 0, 1)) U.gpu_threads(s);
     return Spec{Out, {u, n}};
 }
 
