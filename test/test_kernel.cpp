@@ -137,6 +137,7 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         // blocking): one PE per lane, two per lane (fp64), tiles of odd sizes.
         {"jacobi2d", test::params({{"T", 3}, {"PE", 16}, {"TH", 11}, {"BX", 3}, {"BY", 2}})},
         {"jacobi2d", test::params({{"F64", 1}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 3}})},
+        {"jacobi2d", test::params({{"T", 3}, {"PE", 40}, {"TH", 10}, {"THREADS", 1}, {"BX", 2}, {"BY", 2}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},
