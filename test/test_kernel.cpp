@@ -321,6 +321,10 @@ TEST_CASE("an array over the warps of a block moves values across them through s
     Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"THREADS", 1}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}),
                         Contains("a block runs at most 256 (8 warps)"));
+    // Moves that need more shared memory than a block has are refused (25 rows x 256 threads x 2 halves x 4 B).
+    Spec tall = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 256}, {"THREADS", 1}, {"RT", 25}}));
+    kir::Kernel too_much = lower_to_kernel(compile_to_systolic(tall.output.lower()), "k", {"x", "w"});
+    REQUIRE_THROWS_WITH(optimize_kernel(too_much), Contains("bytes of shared memory with the inputs staged there, more than the 49152"));
     // Without gpu_threads, the message names it.
     Spec lanes = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(lanes.output.lower()), "k", {"x", "w"}),

@@ -98,6 +98,24 @@ private:
     const kir::Kernel &kernel;
 };
 
+/// Bytes of the shared arrays `s` allocates.
+int64_t shared_bytes(const Stmt &s) {
+    int64_t bytes = 0;
+    class Sum : public IRVisitor {
+    public:
+        int64_t &total;
+        explicit Sum(int64_t &t) : total(t) {}
+        using IRVisitor::visit;
+        void visit(const Allocate *op) override {
+            const int64_t *n = op->extents.size() == 1 ? as_const_int(op->extents[0]) : nullptr;
+            if (op->memory_type == Halide::MemoryType::GPUShared && n) total += *n * op->type.bytes();
+            IRVisitor::visit(op);
+        }
+    } sum(bytes);
+    s.accept(&sum);
+    return bytes;
+}
+
 }  // namespace
 
 void exchange_across_warps(kir::Kernel &kernel) {
@@ -109,10 +127,17 @@ void exchange_across_warps(kir::Kernel &kernel) {
     body = kir::allocate_registers(phase_name, Int(32), 1, body);
     // Two halves, each an element per thread for every value a barrier moves.
     std::map<std::string, Expr> sizes;
+    int64_t bytes = shared_bytes(kernel.body);  // staged inputs (stage_in_shared)
     for (const auto &[name, entry] : lower.buffers) {
         const int half = entry.second * kernel.array_threads();
         sizes[name + ".half"] = make_const(Int(32), half);
+        bytes += 2 * (int64_t)half * entry.first.bytes();
         body = Allocate::make(name, entry.first, Halide::MemoryType::GPUShared, {make_const(Int(32), 2 * half)}, const_true(), body);
+    }
+    if (bytes > kir::shared_bytes_per_block) {
+        compile_error("kernel ", kernel.name, ": the moves across the ", kernel.warps_per_array, " warps of its array need ", bytes,
+                      " bytes of shared memory with the inputs staged there, more than the ", kir::shared_bytes_per_block,
+                      " bytes of a block; move fewer values per step (fewer rows unrolled per instance) or stage fewer inputs");
     }
     body = substitute(sizes, body);
     kernel.body = body;
