@@ -358,7 +358,15 @@ TEST_CASE("an input cached in shared memory is staged per array instance, betwee
     // A Func cannot be staged; a staging at a loop of the array is refused.
     ir::UreProgram program = build_spec("stencil2d_5pt", Params()).output.lower();
     program.schedule.stagings.push_back(ir::Staging{"u", "X", std::string("X"), std::string("q"), MemoryType::Shared});
-    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u"}), Contains("'q' is a loop of the array"));
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u"}), Contains("not at 'q' (a loop of the array"));
+    // At a grid loop it is the copy per instance; at an unrolled loop (a tile's rows) it is refused.
+    program.schedule.stagings.back().compute_at_loop = "ro";
+    CHECK_NOTHROW(lower_to_kernel(compile_to_systolic(program), "k", {"u"}));
+    program.schedule.stagings.back().compute_at_loop = "ri";
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u"}), Contains("not at 'ri'"));
+    // Read through L1, there is no copy to place.
+    program.schedule.stagings.back().memory = MemoryType::Global;
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u"}), Contains("no copy is made: drop compute_at"));
 }
 
 TEST_CASE("the filter of conv2d_ssam moves to constant memory and the interior runs unguarded", "[kernel]") {

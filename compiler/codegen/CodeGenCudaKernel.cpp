@@ -32,12 +32,17 @@ public:
     }
 
     static bool has_lane_exchange(const IfThenElse *op) {
-        bool found = false;
-        kir::replace_calls(Stmt(op), [&](const Call *c) -> Expr {
-            found = found || kir::is_lane_exchange(c);
-            return Expr();
-        });
-        return found;
+        class Find : public IRVisitor {
+        public:
+            bool found = false;
+            using IRVisitor::visit;
+            void visit(const Call *c) override {
+                found = found || kir::is_lane_exchange(c);
+                if (!found) IRVisitor::visit(c);
+            }
+        } find;
+        op->accept(&find);
+        return find.found;
     }
 
     LaneVarying varying;

@@ -150,6 +150,7 @@ public:
         plan_pes_per_lane();
         check_stagings();
         plan_loops();
+        check_staging_levels();
         // The marker tells later passes where one array instance's straight-line code starts.
         Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, instance_body());
         // Per-thread serial loops, innermost built first.
@@ -249,18 +250,34 @@ private:
             kir::InputCache cache = !s.memory || *s.memory == MemoryType::Register ? kir::InputCache::Registers
                                     : *s.memory == MemoryType::Shared            ? kir::InputCache::Shared
                                                                                  : kir::InputCache::L1;
-            if (s.compute_at_loop) {
-                // The staged copy is made per array instance: compute_at may name
-                // a loop outside the array, not one of the array's own.
-                for (const std::string &l : source.schedule.transform->source_loops) {
-                    if (l == *s.compute_at_loop) {
-                        compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, ").compute_at(", s.consumer, ", ", l,
-                                      "): '", l, "' is a loop of the array; a staged input is computed per array instance, ",
-                                      "at a loop outside the array");
-                    }
-                }
-            }
             b.cache = cache;
+        }
+    }
+
+    /// Where a copy in shared memory is made: once per array instance, so its
+    /// compute_at may name a grid loop or the innermost per-thread serial loop
+    /// (each iteration is an instance), nothing else; an input read through L1
+    /// has no copy to place. Runs after plan_loops.
+    void check_staging_levels() const {
+        for (const ir::Staging &s : source.schedule.stagings) {
+            if (!s.compute_at_loop || !s.memory || *s.memory == MemoryType::Register) continue;
+            const std::string where = s.source + ".in(" + s.consumer + ").compute_at(" + s.consumer + ", " + *s.compute_at_loop + ")";
+            if (*s.memory == MemoryType::Global) {
+                compile_error("kernel ", name, ": ", where, ".store_in(MemoryType::Global): an input read through L1 is loaded ",
+                              "where it is used, no copy is made: drop compute_at");
+            }
+            bool per_instance = false;
+            for (const kir::GridLoop &g : plan.grid) per_instance |= g.var == *s.compute_at_loop;
+            const SequentialLoop *innermost = nullptr;
+            for (const SequentialLoop &l : plan.sequential) if (!l.unrolled) innermost = &l;
+            per_instance |= innermost && innermost->var == *s.compute_at_loop;
+            if (!per_instance) {
+                compile_error("kernel ", name, ": ", where, ".store_in(MemoryType::Shared): a copy in shared memory is made ",
+                              "once per array instance; compute it at a grid loop",
+                              innermost ? " or at the innermost per-thread loop '" + innermost->var + "'" : std::string(),
+                              ", not at '", *s.compute_at_loop, "' (a loop of the array, an unrolled loop, or one with ",
+                              "per-thread loops inside)");
+            }
         }
     }
 
