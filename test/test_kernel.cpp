@@ -121,6 +121,9 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         // warps, a walk restaging per block).
         {"stencil2d_9pt", test::params({{"CACHE", 1}, {"RT", 3}, {"S", 2}, {"R", 11}, {"B", 2}})},
         {"stencil2d_5pt", test::params({{"CACHE", 2}, {"RT", 3}, {"R", 7}, {"B", 3}})},
+        // Two PEs per lane walking two row blocks: lanes read columns other lanes copied,
+        // so the next block's copy must wait for this block's reads.
+        {"stencil2d_5pt", test::params({{"CACHE", 2}, {"PE", 40}, {"RT", 2}, {"S", 2}, {"R", 9}, {"B", 2}})},
         {"stencil2d_25pt", test::params({{"F64", 1}, {"CACHE", 2}, {"PE", 50}, {"THREADS", 1}, {"RT", 2}, {"S", 2}, {"R", 9}, {"B", 2}})},
         {"conv2d_ssam", test::params({{"K", 3}, {"CACHE", 2}, {"PE", 64}, {"RT", 2}, {"R", 5}, {"B", 2}})},
         {"stencil2d_25pt", test::params({{"F64", 1}, {"PE", 45}, {"THREADS", 1}, {"RT", 3}, {"R", 5}, {"B", 2}})},
