@@ -202,27 +202,25 @@ private:
                               "array map to arrays of warps with gpu_blocks");
             }
         }
+        // Warps of the array (gpu_threads), or PEs per lane of one warp.
+        const int64_t groups = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
+        const std::string pes = std::to_string(program.pe_count) + " PEs (" + program.space_var + " in [" +
+                                std::to_string(program.pe_min) + ", " + std::to_string(program.pe_min + program.pe_count - 1) + "])";
         if (threads) {
-            int64_t warps = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
-            if (warps > kir::max_warps_per_array) {
-                compile_error("kernel ", name, ": gpu_threads(", space, "): the array has ", program.pe_count, " PEs (", space,
-                              " in [", program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a block runs at most ",
+            if (groups > kir::max_warps_per_array) {
+                compile_error("kernel ", name, ": gpu_threads(", space, "): the array has ", pes, "; a block runs at most ",
                               kir::max_warps_per_array * kir::warp_size, " (", kir::max_warps_per_array, " warps)",
                               fits_warp_hint(source, kir::max_warps_per_array * kir::warp_size));
             }
-            kernel.warps_per_array = (int)warps;
-            kernel.pes_per_lane = 1;
+            kernel.warps_per_array = (int)groups;
         } else {
-            int64_t n = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
-            if (n > max_pes_per_lane) {
-                compile_error("kernel ", name, ": the array has ", program.pe_count, " PEs (", program.space_var, " in [",
-                              program.pe_min, ", ", program.pe_min + program.pe_count - 1, "]); a warp runs at most ",
-                              max_pes_per_lane * kir::warp_size, " (", max_pes_per_lane, " per lane)",
-                              fits_warp_hint(source, max_pes_per_lane * kir::warp_size),
+            if (groups > max_pes_per_lane) {
+                compile_error("kernel ", name, ": the array has ", pes, "; a warp runs at most ", max_pes_per_lane * kir::warp_size,
+                              " (", max_pes_per_lane, " per lane)", fits_warp_hint(source, max_pes_per_lane * kir::warp_size),
                               "; or spread it over the warps of a block with gpu_threads(", space, ") (up to ",
                               kir::max_warps_per_array * kir::warp_size, " PEs)");
             }
-            kernel.pes_per_lane = n;
+            kernel.pes_per_lane = groups;
         }
         kernel.prefetch_walks = options.prefetch_walks;
     }
