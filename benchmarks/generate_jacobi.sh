@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Emits the iterative Jacobi benchmark's Pulse kernels (spec jacobi2d of
-# examples/stencil) into one folder, one per mapping and type, named
-# jacobi2d_{f32,f64}_{mapping} (e.g. jacobi2d_f32_t4_th32), and the header
-# pulse_jacobi.h that benchmarks/jacobi_bench.cu includes to run them all
-# (scripts/gpu_bench_jacobi.sh).
+# Emits the iterative Jacobi benchmark's Pulse kernels (specs jacobi2d and
+# jacobi3d of examples/stencil) into one folder, one per mapping and type,
+# named jacobi{2,3}d_{f32,f64}_{mapping} (e.g. jacobi2d_f32_t4_th32), and the
+# header pulse_jacobi.h that benchmarks/jacobi_bench.cu includes to run them
+# all (scripts/gpu_bench_jacobi.sh).
 #
 # usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR
 # environment:
@@ -11,6 +11,9 @@
 #                    parameters T (steps per launch), TH (tile rows), PE (tile
 #                    columns) (default "T=2,TH=16 T=4,TH=16 T=4,TH=32
 #                    T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48")
+#   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
+#                    flag (--unroll-steps=N: tag uN) (default
+#                    "T=2,TH=8,TZ=64 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
 #   JACOBI_TYPES     types (default "f32 f64")
 set -euo pipefail
 usage="usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR"
@@ -27,16 +30,22 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     f64) f64=1 ;;
     *) echo "unknown type $type (f32 or f64)"; exit 2 ;;
   esac
-  for mapping in ${JACOBI_MAPPINGS:-T=2,TH=16 T=4,TH=16 T=4,TH=32 T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48}; do
-    tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | tr -d '=' | tr ',' '_')"
-    name="jacobi2d_${type}_$tag"
-    steps="$(grep -o 'T=[0-9]*' <<<"$mapping" | head -1 | cut -d= -f2)"
-    params=(--param "F64=$f64")
-    for kv in $(tr ',' ' ' <<<"$mapping"); do params+=(--param "$kv"); done
-    "$build/examples/stencil" -g jacobi2d "${params[@]}" --emit cuda --name="$name" -o "$out" > "$out/$name.log" 2>&1 ||
-      { echo "FAIL $name:"; cat "$out/$name.log"; exit 1; }
-    entries+=("J($type, ${steps:-4}, $name)")
-    includes+=("#include \"$name.h\"")
+  for dims in 2 3; do
+    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=2,TH=16 T=4,TH=16 T=4,TH=32 T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48}"
+    else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=64 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
+    for mapping in $mappings; do
+      tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/' | tr -d '=' | tr ',' '_')"
+      name="jacobi${dims}d_${type}_$tag"
+      steps="$(grep -o 'T=[0-9]*' <<<"$mapping" | head -1 | cut -d= -f2)"
+      params=(--param "F64=$f64")
+      for kv in $(tr ',' ' ' <<<"$mapping"); do
+        if [[ "$kv" == --* ]]; then params+=("$kv"); else params+=(--param "$kv"); fi
+      done
+      "$build/examples/stencil" -g "jacobi${dims}d" "${params[@]}" --emit cuda --name="$name" -o "$out" > "$out/$name.log" 2>&1 ||
+        { echo "FAIL $name:"; cat "$out/$name.log"; exit 1; }
+      entries+=("J($dims, $type, ${steps:-$((dims == 2 ? 4 : 2))}, $name)")
+      includes+=("#include \"$name.h\"")
+    done
   done
 done
 {

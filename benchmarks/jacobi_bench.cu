@@ -1,41 +1,48 @@
-// Iterative 2-D Jacobi (the 5-point star of examples/stencil/jacobi.cpp),
-// fp32 and fp64: N time steps of
+// Iterative Jacobi stencils, fp32 and fp64: N time steps of the 2-D
+// 5-point star (examples/stencil/jacobi.cpp, jacobi2d)
 //   v(x, y) <- 0.25 * (v(x - 1, y) + v(x + 1, y) + v(x, y - 1) + v(x, y + 1))
-// on the interior of a W x H grid, its boundary ring held. Pulse's
-// temporal-blocked kernels (jacobi2d: T steps per launch in overlapped tiles,
-// N / T launches, the output of one the input of the next) against a plain
-// kernel (one cell per thread) launched N times, each checked, timed, and set
-// against the single-sweep roofline measured in the same run.
+// or the 3-D 7-point star (jacobi3d)
+//   v(x, y, z) <- 0.25 * v(x, y, z) + 0.125 * (the sum of its six neighbours)
+// on the interior of a W x H (x D) grid, its boundary held. Pulse's
+// temporal-blocked kernels (T steps per launch in overlapped tiles, N / T
+// launches, the output of one the input of the next) against a plain kernel
+// (one cell per thread) launched N times, each checked, timed, and set against
+// the single-sweep roofline measured in the same run.
 //
-// Layout (dimension 0 innermost): two grids A and B, each W x H with a pad of
-// P cells on every side (P >= the largest T; the pad is held, as the ring is),
-// rows pitched to a multiple of 32 elements. A launch reads one grid with its
-// pad (u: min -P, extent W + 2P) and writes the other's W x H cells (Out:
-// min 0, extent W, the same memory); n holds {W, H}.
+// Layout (dimension 0 innermost): two grids A and B, each W x H (x D) with a
+// pad of P cells on every side (P >= the largest T; the pad is held, as the
+// boundary is), rows pitched to a multiple of 32 elements, planes packed. A
+// launch reads one grid with its pad (u: min -P, extent W + 2P, ...) and
+// writes the other's cells (Out: min 0, extent W, ..., the same memory); n
+// holds {W, H} or {W, H, D}.
 //
 // Build (scripts/gpu_bench_jacobi.sh does this from a folder of generated
 // kernels), one line:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<generated> -DWITH_PULSE
-//        -include pulse_jacobi.h benchmarks/jacobi_bench.cu <generated>/jacobi2d_*.cu -o jacobi_bench
-// where pulse_jacobi.h defines PULSE_JACOBI as a list of J(type, T, name)
-// (e.g. J(f32, 4, jacobi2d_f32_t4)) and includes each kernel's header.
+//        -include pulse_jacobi.h benchmarks/jacobi_bench.cu <generated>/jacobi*d_*.cu -o jacobi_bench
+// where pulse_jacobi.h defines PULSE_JACOBI as a list of J(dims, type, T, name)
+// (e.g. J(2, f32, 4, jacobi2d_f32_t4)) and includes each kernel's header.
 //
-// Run: jacobi_bench [W H N] (default 8192 8192 120; N is rounded up to a
-// multiple of each kernel's T). Prints a table per type and one line
-// `CSV,jacobi2d,<kernel>,<type>,<T>,<W>,<H>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
-// per row (benchmarks/plot_jacobi.py reads those). Exits non-zero if a check failed.
+// Run: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [3d] (default
+// 8192 x 8192 and 512 x 512 x 512, N = 120 steps, rounded up to a multiple of
+// each kernel's T; both problems unless one is named). Prints a table per
+// problem and type and one line
+// `CSV,jacobi<dims>d,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
+// per row (D = 1 in 2-D; benchmarks/plot_jacobi.py reads those). Exits
+// non-zero if a check failed.
 //
 // Roofline: the single-sweep bound, copy bandwidth / (2 * sizeof(T)) cell
 // updates per second (every cell read and written once per step): 8 B per
 // update in fp32, 16 B in fp64. A temporal-blocked kernel beats it by doing
 // several steps per trip through DRAM.
 //
-// Check: every kernel first runs a small problem (509 x 383, 24 steps) that
-// is compared, cell by cell, with a CPU reference computing in the same type
-// and order; at the timed size its result is compared with the plain
-// kernel's. Both in a tolerance of 1e-5 (fp32) or 1e-12 (fp64) of the values'
-// scale (the inputs lie in [0, 1)).
+// Check: every kernel first runs a small problem (509 x 383, or 61 x 47 x 37;
+// 24 steps) that is compared, cell by cell, with a CPU reference computing
+// in the same type and order; at the timed size its result is compared with
+// the plain kernel's. Both in a tolerance of 1e-5 (fp32) or 1e-12 (fp64) of
+// the values' scale (the inputs lie in [0, 1)).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -58,31 +65,54 @@ namespace {
 
 using pulse::cuda::DeviceBuffer;
 
+/// A problem's size: W x H (x D) cells (D = 1 in 2-D), N steps.
+struct Size {
+    int dims;
+    int64_t w, h, d;
+    int steps;
+};
+
 /// The two padded grids of one problem.
 template <typename T>
 struct Grids {
-    int64_t width, height, pad, pitch;
+    int dims;
+    int64_t width, height, depth, pad, zpad, pitch, plane;
     DeviceBuffer<T> a, b;
     DeviceBuffer<int32_t> size;
-    Grids(int64_t w, int64_t h, int64_t p)
-        : width(w), height(h), pad(p), pitch((w + 2 * p + 31) / 32 * 32), a(pitch * (h + 2 * p)), b(pitch * (h + 2 * p)),
-          size(2) {
-        int32_t n[2] = {(int32_t)w, (int32_t)h};
+    Grids(const Size &s, int64_t p)
+        : dims(s.dims), width(s.w), height(s.h), depth(s.d), pad(p), zpad(s.dims == 3 ? p : 0),
+          pitch((s.w + 2 * p + 31) / 32 * 32), plane(pitch * (s.h + 2 * p)), a(elements_of(s, p)), b(elements_of(s, p)),
+          size(3) {
+        int32_t n[3] = {(int32_t)s.w, (int32_t)s.h, (int32_t)s.d};
         PULSE_CUDA_CHECK(cudaMemcpy(size.data(), n, sizeof n, cudaMemcpyHostToDevice));
     }
-    size_t elements() const { return (size_t)(pitch * (height + 2 * pad)); }
+    static size_t elements_of(const Size &s, int64_t p) {
+        return (size_t)((s.w + 2 * p + 31) / 32 * 32 * (s.h + 2 * p) * (s.d + (s.dims == 3 ? 2 * p : 0)));
+    }
+    size_t elements() const { return (size_t)(plane * (depth + 2 * zpad)); }
+    /// The offset of cell (x, y, z).
+    int64_t at(int64_t x, int64_t y, int64_t z) const { return (z + zpad) * plane + (y + pad) * pitch + x + pad; }
     /// Grid `g` with its pad, as a kernel reads it.
     pulse_buffer padded(T *g) const {
-        pulse_buffer d = pulse_pitched_buffer(g, width + 2 * pad, height + 2 * pad, pitch);
-        d.min[0] = d.min[1] = -pad;
+        pulse_buffer d = dims == 3 ? pulse_dense_buffer(g, {width + 2 * pad, height + 2 * pad, depth + 2 * pad})
+                                   : pulse_dense_buffer(g, {width + 2 * pad, height + 2 * pad});
+        for (int k = 0; k < dims; k++) d.min[k] = -pad;
+        d.stride[1] = pitch;
+        if (dims == 3) d.stride[2] = plane;
         return d;
     }
-    /// Grid `g`'s W x H cells, as a kernel writes them.
-    pulse_buffer cells(T *g) const { return pulse_pitched_buffer(g + pad * pitch + pad, width, height, pitch); }
-    pulse_buffer size_buffer() const { return pulse_dense_buffer(size.data(), {2}); }
+    /// Grid `g`'s cells, as a kernel writes them.
+    pulse_buffer cells(T *g) const {
+        pulse_buffer d = dims == 3 ? pulse_dense_buffer(g + at(0, 0, 0), {width, height, depth})
+                                   : pulse_dense_buffer(g + at(0, 0, 0), {width, height});
+        d.stride[1] = pitch;
+        if (dims == 3) d.stride[2] = plane;
+        return d;
+    }
+    pulse_buffer size_buffer() const { return pulse_dense_buffer(size.data(), {dims}); }
 };
 
-/// Random values in [0, 1) over the whole padded grid (ring and pad included: they are held).
+/// Random values in [0, 1) over the whole padded grid (boundary and pad included: they are held).
 template <typename T>
 std::vector<T> random_grid(size_t elements, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -92,34 +122,47 @@ std::vector<T> random_grid(size_t elements, uint32_t seed) {
     return v;
 }
 
-/// N steps on the CPU, in the kernels' type and order of operations.
+/// One step at cell c (its neighbours `pitch` and `plane` elements away), in
+/// the kernels' order of operations.
 template <typename T>
-void reference_steps(std::vector<T> &grid, int64_t w, int64_t h, int64_t pad, int64_t pitch, int steps) {
+__host__ __device__ inline T jacobi_update(const T *c, int dims, int64_t pitch, int64_t plane) {
+    if (dims == 2) return (T)0.25 * (((c[-1] + c[1]) + c[-pitch]) + c[pitch]);
+    return (T)0.25 * c[0] + (T)0.125 * (((((c[-1] + c[1]) + c[-pitch]) + c[pitch]) + c[-plane]) + c[plane]);
+}
+
+/// N steps on the CPU.
+template <typename T>
+void reference_steps(std::vector<T> &grid, const Grids<T> &g, int steps) {
     std::vector<T> next = grid;
+    const int64_t z0 = g.dims == 3 ? 1 : 0, z1 = g.dims == 3 ? g.depth - 1 : 1;
     for (int s = 0; s < steps; s++) {
-        for (int64_t y = 1; y < h - 1; y++) {
-            for (int64_t x = 1; x < w - 1; x++) {
-                const T *c = &grid[(y + pad) * pitch + x + pad];
-                next[(y + pad) * pitch + x + pad] = (T)0.25 * (((c[-1] + c[1]) + c[-pitch]) + c[pitch]);
-            }
-        }
+        for (int64_t z = z0; z < z1; z++)
+            for (int64_t y = 1; y < g.height - 1; y++)
+                for (int64_t x = 1; x < g.width - 1; x++) {
+                    const int64_t i = g.at(x, y, z);
+                    next[i] = jacobi_update(&grid[i], g.dims, g.pitch, g.plane);
+                }
         std::swap(grid, next);
     }
 }
 
 template <typename T>
-__global__ void plain_jacobi_step(const T *__restrict__ in, T *__restrict__ out, int64_t w, int64_t h, int64_t pitch) {
-    const int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, y = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
+__global__ void plain_jacobi_step(const T *__restrict__ in, T *__restrict__ out, int dims, int64_t w, int64_t h, int64_t d,
+                                  int64_t pitch, int64_t plane) {
+    const int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, y = (int64_t)blockIdx.y * blockDim.y + threadIdx.y,
+                  z = blockIdx.z;
     if (x >= w || y >= h) return;
-    const T *c = in + y * pitch + x;
+    const int64_t i = z * plane + y * pitch + x;
+    const T *c = in + i;
     T v = *c;
-    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) v = (T)0.25 * (((c[-1] + c[1]) + c[-pitch]) + c[pitch]);
-    out[y * pitch + x] = v;
+    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1 && (dims == 2 || (z >= 1 && z < d - 1))) v = jacobi_update(c, dims, pitch, plane);
+    out[i] = v;
 }
 
 /// One kernel of the table: `steps_per_launch` steps per call of `launch(in, out)`.
 template <typename T>
 struct Kernel {
+    int dims;
     std::string name;
     int steps_per_launch;
     std::function<cudaError_t(const Grids<T> &, T *in, T *out, cudaStream_t)> launch;
@@ -136,17 +179,17 @@ T *run_steps(const Kernel<T> &k, Grids<T> &g, int steps, cudaStream_t stream) {
     return in;
 }
 
-/// Max |got - expected| over the W x H cells, relative to 1 (the values' scale).
+/// Max |got - expected| over the grid's cells, relative to 1 (the values' scale).
 template <typename T>
 double max_error(const std::vector<T> &got, const std::vector<T> &expected, const Grids<T> &g) {
     double worst = 0;
-    for (int64_t y = 0; y < g.height; y++) {
-        for (int64_t x = 0; x < g.width; x++) {
-            size_t i = (size_t)((y + g.pad) * g.pitch + x + g.pad);
-            double e = std::fabs((double)got[i] - (double)expected[i]);
-            if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
-        }
-    }
+    for (int64_t z = 0; z < g.depth; z++)
+        for (int64_t y = 0; y < g.height; y++)
+            for (int64_t x = 0; x < g.width; x++) {
+                const size_t i = (size_t)g.at(x, y, z);
+                const double e = std::fabs((double)got[i] - (double)expected[i]);
+                if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
+            }
     return worst;
 }
 
@@ -164,40 +207,42 @@ void upload_both(Grids<T> &g, const std::vector<T> &host) {
 }
 
 template <typename T>
-int run_type(const char *type, const std::vector<Kernel<T>> &kernels, int64_t w, int64_t h, int steps, int64_t pad,
-             const BenchStart &bench) {
+int run_type(const char *type, const std::vector<Kernel<T>> &all, const Size &size, int64_t pad, const BenchStart &bench) {
+    std::vector<Kernel<T>> kernels;
+    for (const Kernel<T> &k : all)
+        if (k.dims == size.dims) kernels.push_back(k);
     const double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
     const double roofline = bench.floors.bandwidth / (2.0 * sizeof(T));  // cell updates per second
     int failures = 0;
-    std::printf("\njacobi2d %s W=%lld H=%lld: roofline %.1f G cell-updates/s (%d B per update)\n", type, (long long)w,
-                (long long)h, roofline / 1e9, (int)(2 * sizeof(T)));
+    const int64_t w = size.w, h = size.h, d = size.d;
+    std::printf("\njacobi%dd %s W=%lld H=%lld D=%lld: roofline %.1f G cell-updates/s (%d B per update)\n", size.dims, type,
+                (long long)w, (long long)h, (long long)d, roofline / 1e9, (int)(2 * sizeof(T)));
     std::printf("  %-34s %3s %6s %10s %10s %9s  %s\n", "kernel", "T", "steps", "ms", "Gcells/s", "x roof", "check");
     // The small problem against the CPU.
-    const int64_t sw = 509, sh = 383;
-    const int small_steps = 24;
-    Grids<T> small(sw, sh, pad);
+    const Size small_size = size.dims == 3 ? Size{3, 61, 47, 37, 24} : Size{2, 509, 383, 1, 24};
+    Grids<T> small(small_size, pad);
     std::vector<T> start_small = random_grid<T>(small.elements(), 11);
     std::vector<T> expected_small = start_small;
-    reference_steps(expected_small, sw, sh, pad, small.pitch, small_steps);
+    reference_steps(expected_small, small, small_size.steps);
     // The timed problem; the plain kernel's result is the reference there.
-    Grids<T> big(w, h, pad);
+    Grids<T> big(size, pad);
     std::vector<T> start = random_grid<T>(big.elements(), 7);
     std::vector<T> plain_result;
     for (const Kernel<T> &k : kernels) {
-        const int n = (steps + k.steps_per_launch - 1) / k.steps_per_launch * k.steps_per_launch;
+        const int n = (size.steps + k.steps_per_launch - 1) / k.steps_per_launch * k.steps_per_launch;
         std::string check;
         {
             upload_both(small, start_small);
-            const int n_small = small_steps / k.steps_per_launch * k.steps_per_launch;
+            const int n_small = small_size.steps / k.steps_per_launch * k.steps_per_launch;
             std::vector<T> expected = start_small;
-            if (n_small != small_steps) reference_steps(expected, sw, sh, pad, small.pitch, n_small);
+            if (n_small != small_size.steps) reference_steps(expected, small, n_small);
             T *result = run_steps(k, small, n_small, bench.stream);
             PULSE_CUDA_CHECK(cudaStreamSynchronize(bench.stream));
-            double e = max_error(download(small, result), n_small == small_steps ? expected_small : expected, small);
+            double e = max_error(download(small, result), n_small == small_size.steps ? expected_small : expected, small);
             if (!(e <= tolerance)) {
                 char text[160];
-                std::snprintf(text, sizeof text, "FAIL (%d steps at %lldx%lld: max error %.3g)", n_small, (long long)sw,
-                              (long long)sh, e);
+                std::snprintf(text, sizeof text, "FAIL (%d steps at %lldx%lldx%lld: max error %.3g)", n_small,
+                              (long long)small_size.w, (long long)small_size.h, (long long)small_size.d, e);
                 check = text;
             }
         }
@@ -212,7 +257,7 @@ int run_type(const char *type, const std::vector<Kernel<T>> &kernels, int64_t w,
             if (plain_result.empty() && k.steps_per_launch == 1) {
                 plain_result = got;
                 check = "PASS (the reference at this size)";
-            } else if (n != steps) {
+            } else if (n != size.steps) {
                 check = "PASS (small problem; other step count here)";
             } else {
                 double e = max_error(got, plain_result, big);
@@ -222,46 +267,73 @@ int run_type(const char *type, const std::vector<Kernel<T>> &kernels, int64_t w,
             }
         }
         if (check.rfind("FAIL", 0) == 0) failures++;
-        const double updates = (double)w * h * n, rate = updates / (ms * 1e-3);
+        const double updates = (double)w * h * d * n, rate = updates / (ms * 1e-3);
         std::printf("  %-34s %3d %6d %10.3f %10.1f %9.2f  %s\n", k.name.c_str(), k.steps_per_launch, n, ms, rate / 1e9,
                     rate / roofline, check.c_str());
-        std::printf("CSV,jacobi2d,%s,%s,%d,%lld,%lld,%d,%.4f,%.2f,%.4f,%s\n", k.name.c_str(), type, k.steps_per_launch,
-                    (long long)w, (long long)h, n, ms, rate / 1e9, rate / roofline, check.rfind("FAIL", 0) == 0 ? "FAIL" : "PASS");
+        std::printf("CSV,jacobi%dd,%s,%s,%d,%lld,%lld,%lld,%d,%.4f,%.2f,%.4f,%s\n", size.dims, k.name.c_str(), type,
+                    k.steps_per_launch, (long long)w, (long long)h, (long long)d, n, ms, rate / 1e9, rate / roofline,
+                    check.rfind("FAIL", 0) == 0 ? "FAIL" : "PASS");
     }
     return failures;
 }
 
 template <typename T>
-Kernel<T> plain_kernel() {
-    return Kernel<T>{"plain CUDA (1 cell/thread, N launches)", 1, [](const Grids<T> &g, T *in, T *out, cudaStream_t s) {
-                         dim3 threads(32, 8), blocks((unsigned)((g.width + 31) / 32), (unsigned)((g.height + 7) / 8));
-                         const int64_t offset = g.pad * g.pitch + g.pad;
-                         plain_jacobi_step<T><<<blocks, threads, 0, s>>>(in + offset, out + offset, g.width, g.height, g.pitch);
+Kernel<T> plain_kernel(int dims) {
+    return Kernel<T>{dims, "plain CUDA (1 cell/thread, N launches)", 1, [](const Grids<T> &g, T *in, T *out, cudaStream_t s) {
+                         dim3 threads(32, 8), blocks((unsigned)((g.width + 31) / 32), (unsigned)((g.height + 7) / 8),
+                                                     (unsigned)g.depth);
+                         const int64_t offset = g.at(0, 0, 0);
+                         plain_jacobi_step<T><<<blocks, threads, 0, s>>>(in + offset, out + offset, g.dims, g.width,
+                                                                         g.height, g.depth, g.pitch, g.plane);
                          return cudaGetLastError();
                      }};
+}
+
+int usage() {
+    std::fprintf(stderr, "usage: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [3d] (W, H, D >= 3, N >= 1)\n");
+    return 2;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    int64_t w = 8192, h = 8192;
-    int steps = 120;
-    if (argc >= 3) w = std::atoll(argv[1]), h = std::atoll(argv[2]);
-    if (argc >= 4) steps = std::atoi(argv[3]);
-    if (w < 3 || h < 3 || steps < 1) {
-        std::fprintf(stderr, "usage: jacobi_bench [W H [N]] (W, H >= 3, N >= 1)\n");
-        return 2;
+    Size size2{2, 8192, 8192, 1, 120}, size3{3, 512, 512, 512, 120};
+    bool want2 = false, want3 = false;
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        if (a == "--size2d" && i + 3 < argc) {
+            size2.w = std::atoll(argv[i + 1]), size2.h = std::atoll(argv[i + 2]), size2.steps = std::atoi(argv[i + 3]);
+            i += 3;
+        } else if (a == "--size3d" && i + 4 < argc) {
+            size3.w = std::atoll(argv[i + 1]), size3.h = std::atoll(argv[i + 2]), size3.d = std::atoll(argv[i + 3]);
+            size3.steps = std::atoi(argv[i + 4]);
+            i += 4;
+        } else if (a == "2d") {
+            want2 = true;
+        } else if (a == "3d") {
+            want3 = true;
+        } else {
+            return usage();
+        }
     }
+    if (!want2 && !want3) want2 = want3 = true;
+    for (const Size &s : {size2, size3})
+        if (s.w < 3 || s.h < 3 || (s.dims == 3 && s.d < 3) || s.steps < 1) return usage();
     BenchStart bench = start_bench();
-    std::vector<Kernel<float>> f32{plain_kernel<float>()};
-    std::vector<Kernel<double>> f64{plain_kernel<double>()};
+    std::vector<Kernel<float>> f32{plain_kernel<float>(2), plain_kernel<float>(3)};
+    std::vector<Kernel<double>> f64{plain_kernel<double>(2), plain_kernel<double>(3)};
     int64_t pad = 1;
-#define J(type, T, name)                                                                                          \
+#define J(dims, type, T, name)                                                                                    \
     pad = std::max<int64_t>(pad, T);                                                                              \
-    type.push_back({#name, T, [](const auto &g, auto *in, auto *out, cudaStream_t s) {                            \
+    type.push_back({dims, #name, T, [](const auto &g, auto *in, auto *out, cudaStream_t s) {                      \
                         return name(g.padded(in), g.size_buffer(), g.cells(out), s);                              \
                     }});
     PULSE_JACOBI
 #undef J
-    return bench_exit_status(run_type("f32", f32, w, h, steps, pad, bench) + run_type("f64", f64, w, h, steps, pad, bench));
+    int failures = 0;
+    for (const Size &s : {size2, size3}) {
+        if (!(s.dims == 2 ? want2 : want3)) continue;
+        failures += run_type("f32", f32, s, pad, bench) + run_type("f64", f64, s, pad, bench);
+    }
+    return bench_exit_status(failures);
 }

@@ -5,10 +5,12 @@ kernel as a multiple of the single-sweep roofline, fp32 and fp64.
 usage: benchmarks/plot_jacobi.py LOG... -o DIR
 
 Reads the lines
-`CSV,jacobi2d,<kernel>,<type>,<T>,<W>,<H>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
-(anything else is ignored) and writes DIR/jacobi2d_roofline.png: a group of
-bars per type, one bar per kernel, the roofline (1.0) dashed. Rows whose check
-is not PASS are left out; a row in several logs is drawn at its median.
+`CSV,jacobi<2|3>d,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
+(and the 2-D lines of earlier logs, without D; anything else is ignored) and
+writes DIR/jacobi2d_roofline.png and DIR/jacobi3d_roofline.png, those with
+rows: a group of bars per type, one bar per kernel, the roofline (1.0) dashed.
+Rows whose check is not PASS are left out; a row in several logs is drawn at
+its median.
 """
 import argparse
 import collections
@@ -20,25 +22,48 @@ from plot_common import labelled_bars, plt, save_fraction_figure
 
 
 def read_rows(paths):
-    """{kernel: {type: [multiple of the roofline, ...]}} from the PASS rows, and the count left out."""
-    rows = collections.defaultdict(lambda: collections.defaultdict(list))
+    """{problem: {kernel: {type: [multiple of the roofline, ...]}}} from the PASS rows, and the count left out."""
+    rows = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
     skipped = 0
     for path in paths:
         with open(path, errors="replace") as f:
             for line in f:
                 fields = line.strip().split(",")
-                if len(fields) != 12 or fields[:2] != ["CSV", "jacobi2d"]:
+                if len(fields) < 2 or fields[0] != "CSV" or fields[1] not in ("jacobi2d", "jacobi3d"):
+                    continue
+                if len(fields) == 12 and fields[1] == "jacobi2d":
+                    fields.insert(7, "1")  # a log from before D
+                if len(fields) != 13:
                     continue
                 kernel, type_ = fields[2], fields[3]
                 try:
-                    value = float(fields[10])
+                    value = float(fields[11])
                 except ValueError:
                     continue
-                if fields[11] != "PASS" or value != value:
+                if fields[12] != "PASS" or value != value:
                     skipped += 1
                     continue
-                rows[kernel][type_].append(value)
+                rows[fields[1]][kernel][type_].append(value)
     return rows, skipped
+
+
+def plot_problem(problem, rows, out):
+    """One figure: a group of bars per type, a bar per kernel."""
+    types = sorted({t for per_type in rows.values() for t in per_type})
+    kernels = sorted(rows, key=lambda k: (not k.startswith("plain"), k))
+    width = 0.8 / len(kernels)
+    fig, ax = plt.subplots(figsize=(max(7, 1.2 * len(kernels) * len(types)), 4.5))
+    for i, kernel in enumerate(kernels):
+        xs = [t + (i - (len(kernels) - 1) / 2) * width for t in range(len(types))]
+        ys = [statistics.median(rows[kernel][t]) if rows[kernel].get(t) else 0 for t in types]
+        labelled_bars(ax, xs, ys, width, kernel.replace(problem + "_", "Pulse "), fontsize=7)
+    ax.set_xticks(range(len(types)))
+    ax.set_xticklabels(types)
+    path = os.path.join(out, problem + "_roofline.png")
+    title = "Iterative 2-D Jacobi" if problem == "jacobi2d" else "Iterative 3-D Jacobi (7 points)"
+    save_fraction_figure(fig, ax, path, title + ": cell updates per second",
+                         ylabel="multiple of the single-sweep roofline", ncol=3, grid_axis="y")
+    return path
 
 
 def main():
@@ -50,23 +75,11 @@ def main():
     if skipped:
         print(f"plot_jacobi: left out {skipped} row(s) that did not pass their check")
     if not rows:
-        print("plot_jacobi: no jacobi2d rows")
+        print("plot_jacobi: no jacobi rows")
         return 1
     os.makedirs(args.out, exist_ok=True)
-    types = sorted({t for per_type in rows.values() for t in per_type})
-    kernels = sorted(rows, key=lambda k: (not k.startswith("plain"), k))
-    width = 0.8 / len(kernels)
-    fig, ax = plt.subplots(figsize=(max(7, 1.2 * len(kernels) * len(types)), 4.5))
-    for i, kernel in enumerate(kernels):
-        xs = [t + (i - (len(kernels) - 1) / 2) * width for t in range(len(types))]
-        ys = [statistics.median(rows[kernel][t]) if rows[kernel].get(t) else 0 for t in types]
-        labelled_bars(ax, xs, ys, width, kernel.replace("jacobi2d_", "Pulse "), fontsize=7)
-    ax.set_xticks(range(len(types)))
-    ax.set_xticklabels(types)
-    path = os.path.join(args.out, "jacobi2d_roofline.png")
-    save_fraction_figure(fig, ax, path, "Iterative 2-D Jacobi: cell updates per second",
-                         ylabel="multiple of the single-sweep roofline", ncol=3, grid_axis="y")
-    print(f"plot_jacobi: wrote {path}")
+    for problem in sorted(rows):
+        print(f"plot_jacobi: wrote {plot_problem(problem, rows[problem], args.out)}")
     return 0
 
 

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Builds and runs the iterative Jacobi benchmark on a machine with CUDA and a
-# GPU: benchmarks/jacobi_bench.cu (Pulse's temporal-blocked jacobi2d kernels
-# against a plain kernel launched once per step), each row as cell updates per
-# second and a multiple of the single-sweep roofline measured in the same run.
-# Logs go to OUT_DIR (jacobi2d.log; build/*.log) and, where matplotlib is
-# importable, benchmarks/plot_jacobi.py draws jacobi2d_roofline.png there.
+# GPU: benchmarks/jacobi_bench.cu (Pulse's temporal-blocked jacobi2d and
+# jacobi3d kernels against a plain kernel launched once per step), each row as
+# cell updates per second and a multiple of the single-sweep roofline measured
+# in the same run. Logs go to OUT_DIR (jacobi.log; build/*.log) and, where
+# matplotlib is importable, benchmarks/plot_jacobi.py draws
+# jacobi2d_roofline.png and jacobi3d_roofline.png there.
 #
 # usage: scripts/gpu_bench_jacobi.sh GENERATED_DIR OUT_DIR
-#   GENERATED_DIR  what benchmarks/generate_jacobi.sh wrote (jacobi2d_*.{h,cu}
+#   GENERATED_DIR  what benchmarks/generate_jacobi.sh wrote (jacobi*d_*.{h,cu}
 #                  and pulse_jacobi.h); without it the plain kernel runs alone
 #   OUT_DIR        binaries, logs and plots
-# environment: NVCC (default nvcc), ARCH (default sm_90), JACOBI_SIZE (default
-#   "8192 8192 120": W H steps), BUILD_ONLY=1 to stop after building, JOBS.
+# environment: NVCC (default nvcc), ARCH (default sm_90), JACOBI_ARGS (the
+#   benchmark's arguments, default none: 8192^2 and 512^3, 120 steps; e.g.
+#   "--size3d 256 256 256 48 3d"), BUILD_ONLY=1 to stop after building, JOBS.
 set -uo pipefail
 usage="usage: scripts/gpu_bench_jacobi.sh GENERATED_DIR OUT_DIR"
 gen="$(cd "${1:?$usage}" && pwd)" || exit 2
@@ -21,7 +23,7 @@ out="$(cd "$2" && pwd)"
 source "$(dirname "$0")/bench_lib.sh"
 
 sources=()
-for f in "$gen"/jacobi2d_*.cu; do
+for f in "$gen"/jacobi[23]d_*.cu; do
   [[ -e "$f" ]] || continue
   name="$(basename "$f" .cu)"
   [[ "$name" == *_check ]] && continue
@@ -45,9 +47,9 @@ if [[ "${BUILD_ONLY:-0}" == 1 ]]; then
   exit $((failures != 0))
 fi
 if ((ok)); then
-  # shellcheck disable=SC2086  # JACOBI_SIZE is "W H N"
-  run_logged jacobi2d.log "$out/jacobi_bench" ${JACOBI_SIZE:-8192 8192 120}
-  plot "$root/benchmarks/plot_jacobi.py" "$out/jacobi2d.log"
+  # shellcheck disable=SC2086  # JACOBI_ARGS is a list of arguments
+  run_logged jacobi.log "$out/jacobi_bench" ${JACOBI_ARGS:-}
+  plot "$root/benchmarks/plot_jacobi.py" "$out/jacobi.log"
 fi
 if [[ $failures -ne 0 ]]; then
   echo "gpu_bench_jacobi: $failures step(s) failed"

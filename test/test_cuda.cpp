@@ -185,7 +185,7 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
             if (!open.empty()) open.back().then_branch = false;
             continue;
         }
-        if (text.size() > 1 && (text.back() == '{' || text[0] == '{')) {  // if, for, or an array instance
+        if (!text.empty() && (text.back() == '{' || text[0] == '{')) {  // if, for, an array instance or a scope
             bool is_if = text.rfind("if (", 0) == 0 && text.size() > 7;
             open.push_back({is_if ? text.substr(4, text.size() - 7) : "", is_if});
             continue;

@@ -141,6 +141,10 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"jacobi2d", test::params({{"T", 3}, {"PE", 16}, {"TH", 11}, {"BX", 3}, {"BY", 2}})},
         {"jacobi2d", test::params({{"F64", 1}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 3}})},
         {"jacobi2d", test::params({{"T", 3}, {"PE", 40}, {"TH", 10}, {"THREADS", 1}, {"BX", 2}, {"BY", 2}})},
+        // In 3-D, a wavefront over the tile's planes (rolled: a block of
+        // several periods, its history longer than one).
+        {"jacobi3d", test::params({{"T", 2}, {"PE", 16}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
+        {"jacobi3d", test::params({{"F64", 1}, {"T", 1}, {"PE", 37}, {"TH", 5}, {"TZ", 6}, {"BX", 2}, {"BY", 1}, {"BZ", 3}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},

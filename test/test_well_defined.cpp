@@ -84,4 +84,12 @@ TEST_CASE("a temporal tiling whose halo is too small is refused with the read th
     REQUIRE_THROWS_WITH(
         compile_to_systolic(build_spec("jacobi2d", test::params({{"T", 3}, {"PE", 16}, {"TH", 12}, {"OVERREACH", 1}})).output.lower()),
         Contains("Out reads U(x, y, t, bx, by) at (x = ") && Contains("t = 3") && Contains("where U is undefined"));
+    // jacobi3d: the same in 3-D, the tile's planes a wavefront in the time loop.
+    const Params tile3 = test::params({{"T", 2}, {"PE", 12}, {"TH", 7}, {"TZ", 8}});
+    REQUIRE_NOTHROW(compile_to_systolic(build_spec("jacobi3d", tile3).output.lower()));
+    Params over = tile3;
+    over.set("OVERREACH", 1);
+    REQUIRE_THROWS_WITH(compile_to_systolic(build_spec("jacobi3d", over).output.lower()),
+                        Contains("Out reads U(x, y, z, t, bx, by, bz) at (x = ") && Contains("t = 2") &&
+                            Contains("where U is undefined"));
 }

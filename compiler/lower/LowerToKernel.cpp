@@ -451,18 +451,23 @@ private:
 
     /// The time loop's period: the largest time coefficient of a source loop
     /// (advancing that loop by one advances time by it, every other loop
-    /// unchanged, so every block of that many steps runs the same code).
+    /// unchanged, so every block of that many steps runs the same code). A
+    /// block must hold every value read across it: where a variable's history
+    /// is longer, the period is the smallest multiple of the coefficient of
+    /// the loop spanning the most steps (its coefficient times its extent: a
+    /// wavefront's plane loop, not its few time steps) that holds it.
     int64_t time_period() const {
         const ir::SpaceTimeTransform &st = *source.schedule.transform;
-        int64_t best = 0;
+        int64_t best = 0, history = 0, widest = 0, widest_span = 0;
+        for (const sys::Variable &v : program.variables) history = std::max(history, v.history);
         for (size_t i = 0; i < st.source_loops.size(); i++) {
-            int64_t a = std::abs(st.matrix[1][i]);
-            if (source.loop(st.source_loops[i]).extent > 1 && a > best && a < program.steps()) best = a;
+            const int64_t a = std::abs(st.matrix[1][i]), extent = source.loop(st.source_loops[i]).extent;
+            if (extent <= 1 || a == 0 || a >= program.steps()) continue;
+            best = std::max(best, a);
+            if (a * extent > widest_span) widest_span = a * extent, widest = a;
         }
-        for (const sys::Variable &v : program.variables) {
-            if (v.history > best) return 0;  // a block must hold every value read across it
-        }
-        return program.steps() >= 2 * best ? best : 0;
+        if (history > best) best = widest ? (history + widest - 1) / widest * widest : 0;
+        return best && program.steps() >= 2 * best ? best : 0;
     }
 
     /// The PE index of `slot` on this thread.

@@ -69,7 +69,58 @@ Spec jacobi2d(const Params &params) {
     return Spec{Out, {u, n}};
 }
 
+// Iterative 3-D Jacobi (the 7-point star), T steps per launch in overlapped
+// tiles of PE x TH x TZ cells (x over the lanes, y and z through the time
+// loop):
+//
+//   U(t, gx, gy, gz) = 0.25 * U(t-1) + 0.125 * (U(t-1) at the six neighbours)   on the interior,
+//   U(t, gx, gy, gz) = U(t-1, gx, gy, gz)                                        on the boundary shell
+//
+// The time loop is a wavefront over the tile's planes: plane z of step t runs
+// at time y + TH (T+1) (z + t) + TH t, so the T + 1 steps of a column of
+// planes are in flight at once, each one plane behind the step before (the
+// plane above it, z + 1 of step t - 1, is ready first), and each step keeps
+// only about three planes of TH rows per PE in registers instead of the whole
+// tile. Parameters and the overlap as in jacobi2d, with TZ (tile planes,
+// default 32) and BZ; n is the grid's size (three elements) and u's pad T
+// cells on every side.
+Spec jacobi3d(const Params &params) {
+    const Type type = params.get_int("F64", 0, 0, 1) ? Float(64) : Float(32);
+    const int steps = params.get_int("T", 2, 1, 16);
+    const int PE = params.get_int("PE", std::max(32, 2 * steps + 2), 2 * steps + 1, 256);
+    const int TH = params.get_int("TH", std::max(8, 2 * steps + 2), 2 * steps + 1, 64);
+    const int TZ = params.get_int("TZ", std::max(64, 2 * steps + 2), 2 * steps + 1, 1024);
+    const int BX = params.get_int("BX", 2, 1, 1 << 20), BY = params.get_int("BY", 2, 1, 1 << 20),
+              BZ = params.get_int("BZ", 2, 1, 1 << 20);
+    const int overreach = params.get_int("OVERREACH", 0, 0, 8);
+    const int CW = PE - 2 * steps, CH = TH - 2 * steps, CD = TZ - 2 * steps;  // the cells a tile writes
+    Input u(type, 3, "u"), n(Int(32), 1, "n");
+    Var x("x"), y("y"), z("z"), t("t"), bx("bx"), by("by"), bz("bz"), s("s"), time("time");
+    Func U(type, {x, y, z, t, bx, by, bz}, Place::Device, "U"), Out(Place::Device, "Out");
+    Expr gx = bx * CW + x - steps, gy = by * CH + y - steps, gz = bz * CD + z - steps;
+    Expr cone = x >= t && x < PE - t && y >= t && y < TH - t && z >= t && z < TZ - t;
+    auto previous = [&](int dx, int dy, int dz) { return U(x + dx, y + dy, z + dz, t - 1, bx, by, bz); };
+    Expr neighbours = ((((previous(-1, 0, 0) + previous(1, 0, 0)) + previous(0, -1, 0)) + previous(0, 1, 0)) + previous(0, 0, -1)) +
+                      previous(0, 0, 1);
+    Expr star = cast(type, Expr(0.25)) * previous(0, 0, 0) + cast(type, Expr(0.125)) * neighbours;
+    Expr interior = gx >= 1 && gx < n(0) - 1 && gy >= 1 && gy < n(1) - 1 && gz >= 1 && gz < n(2) - 1;
+    U(x, y, z, t, bx, by, bz) = select(t == 0, u(gx, gy, gz), select(cone, select(interior, star, previous(0, 0, 0))));
+    const int lo = steps - overreach;
+    Out(gx, gy, gz) = select(t == steps && x >= lo && x < PE - lo && y >= lo && y < TH - lo && z >= lo && z < TZ - lo,
+                             U(x, y, z, t, bx, by, bz));
+    U.merge_ures(Out).set_bounds(x, 0, PE, y, 0, TH, z, 0, TZ, t, 0, steps + 1, bx, 0, BX, by, 0, BY, bz, 0, BZ);
+    U.gpu_blocks(bx, by, bz);
+    U.space_time_transform({x, y, z, t}, {s, time}, {1, 0, 0, 0, /**/ 0, 1, TH * (steps + 1), TH * (steps + 2)});
+    if (params.get_int("THREADS", 0, 0, 1)) U.gpu_threads(s);
+    // The tile's input is loaded where its step is, one plane per wavefront
+    // period (CACHE=0 hoists them all into registers at the top: TH x TZ per PE).
+    if (params.get_int("CACHE", 1, 0, 1)) u.in(U).store_in(MemoryType::Global);
+    return Spec{Out, {u, n}};
+}
+
 }  // namespace
 
+PULSE_REGISTER_SPEC("jacobi3d", "3-D Jacobi (7-point star), T steps per launch in overlapped tiles, a wavefront over their planes",
+                    jacobi3d);
 PULSE_REGISTER_SPEC("jacobi2d", "2-D Jacobi (5-point star), T steps per launch in overlapped tiles (temporal blocking)",
                     jacobi2d);
