@@ -13,7 +13,7 @@
 #                    T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48")
 #   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
 #                    flag (--unroll-steps=N: tag uN) (default
-#                    "T=2,TH=8,TZ=64 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
+#                    "T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
 #   JACOBI_TYPES     types (default "f32 f64")
 set -euo pipefail
 usage="usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR"
@@ -32,7 +32,7 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
   esac
   for dims in 2 3; do
     if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=2,TH=16 T=4,TH=16 T=4,TH=32 T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48}"
-    else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=64 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
+    else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
     for mapping in $mappings; do
       tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/' | tr -d '=' | tr ',' '_')"
       name="jacobi${dims}d_${type}_$tag"

@@ -19,6 +19,7 @@ examples=(
   "conv1d conv1d_fbs" "conv1d conv1d_fbs_stride2" "conv2d conv2d_sbm" "conv2d conv2d_ssam" "matmul matmul"
   "matvec matvec" "fir fir_stride2" "stencil stencil2d_5pt" "stencil stencil2d_9pt" "stencil stencil2d_25pt"
   "stencil stencil2d_star2" "stencil stencil3d_7pt" "stencil stencil3d_27pt" "stencil jacobi2d"
+  "stencil jacobi3d"
 )
 for entry in "${examples[@]}"; do
   read -r program spec <<<"$entry"
@@ -38,6 +39,7 @@ variants=(
   "stencil stencil3d_7pt stencil3d_7pt_threads64 PE=64 THREADS=1 F64=1"
   "stencil stencil3d_27pt stencil3d_27pt_shared CACHE=2 S=4"
   "stencil jacobi2d jacobi2d_f64_pe40 F64=1 T=3 TH=20 PE=40"
+  "stencil jacobi3d jacobi3d_f64_pe40 F64=1 T=1 PE=40 TH=6 TZ=10"
 )
 for entry in "${variants[@]}"; do
   read -r program spec name settings <<<"$entry"

@@ -6,7 +6,10 @@
 // outputs (stores under `block == last`). Peeled, the middle iterations run
 // with those conditions folded away (the simplifier knows the loop's range),
 // and the ends become straight-line code with constants: three copies of one
-// block instead of every block unrolled.
+// block instead of every block unrolled. What the simplifier cannot prove from
+// the range, an integer or boolean expression of the loop variable alone that
+// is constant over the middle iterations (at most 256 of them, each
+// evaluated), is folded too.
 #ifndef PULSE_PEEL_LOOPS_H
 #define PULSE_PEEL_LOOPS_H
 
