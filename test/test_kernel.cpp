@@ -2,6 +2,8 @@
 // executor and equals the reference interpreter at odd sizes, with outputs
 // NaN-poisoned first; cropped outputs (run-time sizes smaller than the spec's,
 // tails) are written exactly inside their extents.
+#include <set>
+
 #include "TestUtil.h"
 
 #include "exec/KernelExecutor.h"
@@ -387,6 +389,71 @@ TEST_CASE("the filter of conv2d_ssam moves to constant memory and the interior r
     std::ostringstream text;
     kir::print(text, kernel);
     CHECK_THAT(text.str(), Contains("pulse.load(\"x\", (uint1)1"));
+}
+
+TEST_CASE("a tile inside the grid runs the stencil update without the per-cell boundary test", "[kernel][stencil]") {
+    // jacobi2d updates a cell only inside the grid (a select on the run-time
+    // size n); the interior copy is taken only where the whole tile is inside,
+    // and there every cell updates: no select reads n.
+    for (const char *spec_name : {"jacobi2d", "jacobi3d"}) {
+        INFO(spec_name);
+        Spec spec = build_spec(spec_name, test::params({{"T", 2}, {"PE", 16}, {"TH", 8}}));
+        ir::UreProgram program = spec.output.lower();
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"});
+        optimize_kernel(kernel);
+        REQUIRE(kernel.buffer("n").placement == kir::Placement::Constant);
+        // Selects whose condition reads a let bound to a load of n, and the interior test's loads of n.
+        class Count : public Halide::Internal::IRVisitor {
+        public:
+            std::set<std::string> n_lets;
+            int selects_on_n = 0, tests_on_n = 0;
+            bool reads_n(const Halide::Expr &e) const {
+                bool found = false;
+                kir::for_each_call(e, [&](const Halide::Internal::Call *c) {
+                    found |= c->name == kir::intrinsic::load && kir::access_of(c).buffer == "n";
+                });
+                class Uses : public Halide::Internal::IRVisitor {
+                public:
+                    const std::set<std::string> &names;
+                    bool found = false;
+                    explicit Uses(const std::set<std::string> &n) : names(n) {}
+                    using IRVisitor::visit;
+                    void visit(const Halide::Internal::Variable *op) override { found |= names.count(op->name) > 0; }
+                } uses(n_lets);
+                e.accept(&uses);
+                return found || uses.found;
+            }
+            using IRVisitor::visit;
+            void visit(const Halide::Internal::LetStmt *op) override {
+                if (reads_n(op->value)) n_lets.insert(op->name);
+                IRVisitor::visit(op);
+            }
+            void visit(const Halide::Internal::Select *op) override {
+                selects_on_n += reads_n(op->condition);
+                IRVisitor::visit(op);
+            }
+            void visit(const Halide::Internal::IfThenElse *op) override {
+                tests_on_n += reads_n(op->condition);
+                IRVisitor::visit(op);
+            }
+        };
+        // The instance: if (interior, n's test included) {fast} else {guarded}.
+        const Halide::Internal::IfThenElse *split = nullptr;
+        kir::on_instances(kernel.body, [&](const Halide::Internal::Stmt &body) {
+            Halide::Internal::Stmt s = body;
+            while (const auto *let = s.as<Halide::Internal::LetStmt>()) s = let->body;
+            split = s.as<Halide::Internal::IfThenElse>();
+            return body;
+        });
+        REQUIRE(split != nullptr);
+        Count test, fast, guarded;
+        split->condition.accept(&test);
+        CHECK(test.reads_n(split->condition));
+        split->then_case.accept(&fast);
+        split->else_case.accept(&guarded);
+        CHECK(fast.selects_on_n == 0);
+        CHECK(guarded.selects_on_n > 0);
+    }
 }
 
 namespace {

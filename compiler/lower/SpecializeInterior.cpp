@@ -2,11 +2,26 @@
 
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace pulse {
 
 using namespace Halide;
 using namespace Halide::Internal;
+
+namespace {
+
+/// The terms of a conjunction (`c` itself if it is none).
+std::vector<Expr> conjuncts(const Expr &c) {
+    if (const And *a = c.as<And>()) {
+        std::vector<Expr> left = conjuncts(a->a), right = conjuncts(a->b);
+        left.insert(left.end(), right.begin(), right.end());
+        return left;
+    }
+    return {c};
+}
+
+}  // namespace
 
 void specialize_interior(kir::Kernel &kernel) {
     kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) -> Stmt {
@@ -104,7 +119,67 @@ void specialize_interior(kir::Kernel &kernel) {
             }
         } guards(varying);
         body.accept(&guards);
-        if (guards.boxes.empty() || guards.unbounded) return body;
+        if (guards.unbounded) return body;
+        // Selects whose condition holds on the whole instance when a bound
+        // against a run-time size (an input in constant memory) does: a
+        // spec's interior test, `select(inside the grid, update, hold)`, is
+        // true on every cell of a tile inside the grid. The bound joins the
+        // interior's test; the fast copy takes the first branch without the
+        // per-cell test. Each conjunct of a condition is taken on its own.
+        class UniformSelects : public IRVisitor {
+        public:
+            UniformSelects(const Scope<Interval> &varying, const kir::Kernel &kernel) : kernel(kernel) {
+                for (auto it = varying.cbegin(); it != varying.cend(); ++it) domain.push(it.name(), it.value());
+            }
+            const kir::Kernel &kernel;
+            Scope<Interval> domain;
+            /// Lets bound to a load of a constant-memory input at constant
+            /// coordinates (the grid size): substituted, they can be tested first.
+            std::map<std::string, Expr> uniform_lets;
+            std::map<std::string, Expr> proven;  // condition text -> the test that implies it
+            std::set<std::string> seen;
+            using IRVisitor::visit;
+            void visit(const For *op) override {
+                const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
+                if (!lo || !n) return IRVisitor::visit(op);
+                domain.push(op->name, Interval(op->min, simplify(op->min + op->extent - 1)));
+                IRVisitor::visit(op);
+                domain.pop(op->name);
+            }
+            void visit(const LetStmt *op) override {
+                if (const Call *c = op->value.as<Call>()) {
+                    if (c->name == kir::intrinsic::load && kernel.buffer(kir::access_of(c).buffer).placement == kir::Placement::Constant &&
+                        is_const_one(kir::access_of(c).guard)) {
+                        bool constant = true;
+                        for (const Expr &a : kir::access_of(c).coords) constant &= is_const(a);
+                        if (constant) uniform_lets[op->name] = op->value;
+                    }
+                }
+                IRVisitor::visit(op);
+            }
+            void visit(const Select *op) override {
+                // Each conjunct on its own: a lane range (the array's edge) may share the condition.
+                for (const Expr &c : conjuncts(op->condition)) {
+                    std::ostringstream key;
+                    key << c;
+                    if (!seen.insert(key.str()).second) continue;
+                    // Only a bound against a run-time size: it holds on most of the
+                    // grid (a test of the grid point alone, `bx == 0`, would not).
+                    if (!c.as<LT>() && !c.as<LE>()) continue;
+                    Expr over_domain = and_condition_over_domain(c, domain);
+                    bool reads_size = false;
+                    for (const auto &[name, value] : uniform_lets) reads_size |= expr_uses_var(over_domain, name);
+                    if (!reads_size) continue;
+                    Expr test = simplify(substitute(uniform_lets, over_domain));
+                    bool uniform = !is_const_zero(test);
+                    for (auto it = domain.cbegin(); uniform && it != domain.cend(); ++it) uniform = !expr_uses_var(test, it.name());
+                    if (uniform) proven[key.str()] = test;
+                }
+                IRVisitor::visit(op);
+            }
+        } selects(varying, kernel);
+        body.accept(&selects);
+        if (guards.boxes.empty() && selects.proven.empty()) return body;
         // Interior: each buffer's box lies inside it (both corners in bounds).
         for (const auto &[buffer, box] : guards.boxes) {
             std::vector<Expr> lo, hi;
@@ -112,6 +187,7 @@ void specialize_interior(kir::Kernel &kernel) {
             const kir::BufferArg &b = kernel.buffer(buffer);
             conditions.push_back(kir::in_bounds(b, lo) && kir::in_bounds(b, hi));
         }
+        for (const auto &[key, test] : selects.proven) conditions.push_back(test);
         Expr interior = const_true();
         for (const Expr &c : conditions) interior = interior && c;
         interior = simplify(interior);
@@ -143,6 +219,26 @@ void specialize_interior(kir::Kernel &kernel) {
             });
             return Call::make(op->type, op->name, args, op->call_type);
         });
+        class TakeFirstBranch : public IRMutator {
+        public:
+            const std::map<std::string, Expr> &proven;
+            explicit TakeFirstBranch(const std::map<std::string, Expr> &p) : proven(p) {}
+            using IRMutator::visit;
+            Expr visit(const Select *op) override {
+                Expr rest = const_true();
+                bool dropped = false;
+                for (const Expr &c : conjuncts(op->condition)) {
+                    std::ostringstream key;
+                    key << c;
+                    if (proven.count(key.str())) dropped = true;
+                    else rest = is_const_one(rest) ? c : (rest && c);
+                }
+                if (!dropped) return IRMutator::visit(op);
+                if (is_const_one(rest)) return mutate(op->true_value);
+                return Select::make(mutate(rest), mutate(op->true_value), mutate(op->false_value));
+            }
+        };
+        if (!selects.proven.empty()) fast = TakeFirstBranch(selects.proven).mutate(fast);
         return IfThenElse::make(interior, fast, body);
     });
 }

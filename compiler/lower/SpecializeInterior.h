@@ -2,7 +2,11 @@
 // instance with no bounds guards; the others (image borders, tails) keep
 // them. The test is one box per buffer: the coordinates its guarded accesses
 // reach, over the lanes that can reach each access (narrowed by the
-// conditions around it) and the iterations of the loops around it.
+// conditions around it) and the iterations of the loops around it. A select
+// whose condition bounds a coordinate by a run-time size read from constant
+// memory (a spec's `select(inside the grid, update, hold)`) joins the test
+// too where it holds on the whole instance, and the fast copy takes its first
+// branch without testing each cell.
 #ifndef PULSE_SPECIALIZE_INTERIOR_H
 #define PULSE_SPECIALIZE_INTERIOR_H
 
