@@ -9,8 +9,8 @@
 # environment:
 #   JACOBI_MAPPINGS  the mappings, each "SETTING,SETTING..." of the spec's
 #                    parameters T (steps per launch), TH (tile rows), PE (tile
-#                    columns) (default "T=2,TH=16 T=4,TH=16 T=4,TH=32
-#                    T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48")
+#                    columns) (default "T=4,TH=24 T=4,TH=24,PE=64 T=4,TH=16
+#                    T=4,TH=32 T=2,TH=16 T=8,TH=48"; "" for none)
 #   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
 #                    flag (--unroll-steps=N: tag uN) (default
 #                    "T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
@@ -31,7 +31,7 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     *) echo "unknown type $type (f32 or f64)"; exit 2 ;;
   esac
   for dims in 2 3; do
-    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=2,TH=16 T=4,TH=16 T=4,TH=32 T=8,TH=32 T=4,TH=32,PE=64 T=8,TH=48}"
+    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=4,TH=24 T=4,TH=24,PE=64 T=4,TH=16 T=4,TH=32 T=2,TH=16 T=8,TH=48}"
     else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
     for mapping in $mappings; do
       tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/' | tr -d '=' | tr ',' '_')"

@@ -2,6 +2,7 @@
 // executor and equals the reference interpreter at odd sizes, with outputs
 // NaN-poisoned first; cropped outputs (run-time sizes smaller than the spec's,
 // tails) are written exactly inside their extents.
+#include <functional>
 #include <set>
 
 #include "TestUtil.h"
@@ -31,7 +32,10 @@ Halide::Buffer<> window(const Halide::Buffer<> &b, int d, int min, int extent) {
 
 /// Runs the kernel of `c` with each output cropped by `crop` elements per
 /// dimension; returns the mismatch against the interpreter ("" if none).
-std::string execute_against_reference(const Case &c, int crop, const KernelOptions &options = {}) {
+/// `set_inputs` may replace the random inputs, `alter` the optimized kernel.
+std::string execute_against_reference(const Case &c, int crop, const KernelOptions &options = {},
+                                      const std::function<void(Buffers &)> &set_inputs = {},
+                                      const std::function<void(kir::Kernel &)> &alter = {}) {
     Spec spec = build_spec(c.spec, c.params);
     ir::UreProgram program = spec.output.lower();
     sys::SystolicProgram systolic = compile_to_systolic(program);
@@ -39,7 +43,9 @@ std::string execute_against_reference(const Case &c, int crop, const KernelOptio
     for (const Input &in : spec.inputs) order.push_back(in.name());
     kir::Kernel kernel = lower_to_kernel(systolic, c.spec, order, options);
     optimize_kernel(kernel);
+    if (alter) alter(kernel);
     Buffers inputs = random_input_buffers(program, 11);
+    if (set_inputs) set_inputs(inputs);
     Buffers expected = ir::realize(program, inputs);
     Buffers actual = inputs;
     std::map<std::string, Halide::Buffer<>> storage;
@@ -453,6 +459,52 @@ TEST_CASE("a tile inside the grid runs the stencil update without the per-cell b
         split->else_case.accept(&guarded);
         CHECK(fast.selects_on_n == 0);
         CHECK(guarded.selects_on_n > 0);
+    }
+}
+
+TEST_CASE("tiles inside the grid take the update without the boundary test, and match the reference", "[kernel][stencil]") {
+    // The random grid sizes of the other tests (1 ... 9) put no tile inside the
+    // grid; here n is the whole tiled grid, so the middle tiles take the fast
+    // copy. Emptying that copy must then break the result: it runs.
+    struct Grid {
+        Case c;
+        std::vector<int32_t> size;
+    };
+    const std::vector<Grid> grids = {
+        // jacobi2d, T 2: tiles of 16 x 9 write 12 x 5 cells; 4 x 4 tiles.
+        {{"jacobi2d", test::params({{"T", 2}, {"PE", 16}, {"TH", 9}, {"BX", 4}, {"BY", 4}})}, {48, 20}},
+        // jacobi3d, T 1, fp64: tiles of 32 x 5 x 6 write 30 x 3 x 4 cells (a full
+        // warp: the test covers every lane's column); 3 x 3 x 3 tiles.
+        {{"jacobi3d", test::params({{"F64", 1}, {"T", 1}, {"PE", 32}, {"TH", 5}, {"TZ", 6}, {"BX", 3}, {"BY", 3}, {"BZ", 3}})},
+         {90, 9, 12}},
+    };
+    KernelOptions rolled;
+    rolled.max_unrolled_steps = 0;
+    for (const Grid &g : grids) {
+        INFO(g.c.spec);
+        auto set_size = [&](Buffers &inputs) {
+            Halide::Buffer<int32_t> n(*inputs.at("n").raw_buffer());
+            REQUIRE(n.dim(0).extent() == (int)g.size.size());
+            for (size_t d = 0; d < g.size.size(); d++) n(n.dim(0).min() + (int)d) = g.size[d];
+        };
+        CHECK(execute_against_reference(g.c, 0, {}, set_size) == "");
+        CHECK(execute_against_reference(g.c, 1, rolled, set_size) == "");
+        auto empty_fast_copy = [](kir::Kernel &kernel) {
+            kernel.body = kir::on_instances(kernel.body, [](const Halide::Internal::Stmt &body) {
+                class Empty : public Halide::Internal::IRMutator {
+                public:
+                    bool done = false;
+                    using IRMutator::visit;
+                    Halide::Internal::Stmt visit(const Halide::Internal::IfThenElse *op) override {
+                        if (done) return op;
+                        done = true;
+                        return Halide::Internal::IfThenElse::make(op->condition, Halide::Internal::Evaluate::make(0), op->else_case);
+                    }
+                } empty;
+                return empty.mutate(body);
+            });
+        };
+        CHECK(execute_against_reference(g.c, 0, {}, set_size, empty_fast_copy) != "");
     }
 }
 

@@ -23,7 +23,7 @@
 // much (a halo too small) is rejected with the read that breaks.
 //
 // Parameters: T (steps per launch, default 4), PE (tile width, 32), TH (tile
-// height, 16), THREADS=1 (a tile wider than 32 over the warps of a block),
+// height, 24: the fastest in fp32 and fp64 at PE 32, docs/benchmarks.md), THREADS=1 (a tile wider than 32 over the warps of a block),
 // F64=1 for fp64, BX, BY (tiles across and down at the generation-time sizes
 // the reference and tests use).
 #include <algorithm>
@@ -39,7 +39,7 @@ Spec jacobi2d(const Params &params) {
     const int steps = params.get_int("T", 4, 1, 32);
     // A tile must keep at least one cell after shedding T from each side.
     const int PE = params.get_int("PE", std::max(32, 2 * steps + 2), 2 * steps + 1, 256);
-    const int TH = params.get_int("TH", std::max(16, 2 * steps + 2), 2 * steps + 1, 256);
+    const int TH = params.get_int("TH", std::max(24, 2 * steps + 2), 2 * steps + 1, 256);
     const int BX = params.get_int("BX", 2, 1, 1 << 20), BY = params.get_int("BY", 2, 1, 1 << 20);
     // A wider output than the tile's exact interior, for the validator's test (0: none).
     const int overreach = params.get_int("OVERREACH", 0, 0, 8);
