@@ -266,6 +266,17 @@ TEST_CASE("cuda: every example prints a kernel, a host function, a header and a 
     CHECK_THAT(checker.problems.front(), Contains("under a lane-dependent guard: ") && Contains("pulse.shfl_up("));
 }
 
+TEST_CASE("cuda: min_blocks_per_sm becomes the second bound of __launch_bounds__", "[cuda]") {
+    Spec spec = build_spec("conv1d_sbm", Params());
+    ir::UreProgram program = spec.output.lower();
+    KernelOptions options;
+    options.min_blocks_per_sm = 3;
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "k", {"x", "w"}, options);
+    optimize_kernel(kernel);
+    CHECK_THAT(print_cuda(kernel).kernel, Contains("__global__ void __launch_bounds__(256, 3) k_kernel("));
+    CHECK_THAT(generate("conv1d_sbm").sources.kernel, Contains("__global__ void __launch_bounds__(256) conv1d_sbm_kernel("));
+}
+
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     // SBM: partial sums move up one lane per step (Z, dp = 1, dt = 1); weights
     // are a same-step copy chain of w(q), the same value on every lane, so no

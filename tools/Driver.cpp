@@ -73,6 +73,8 @@ const char *driver_usage_text() {
            "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
            "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
+           "  --min-blocks-per-sm=N  CUDA: __launch_bounds__(threads, N), registers capped so that N blocks fit\n"
+           "                      an SM (the compiler spills beyond; an occupancy choice, 1 to 32)\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
@@ -105,6 +107,14 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     } else if (flag == "--time-passes") a.time_passes = true;
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
     else if (flag == "--prefetch") a.prefetch_walks = true;
+    else if (flag.rfind("--min-blocks-per-sm=", 0) == 0) {
+        std::string v = flag.substr(20);
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno || n < 1 || n > 32) compile_error("--min-blocks-per-sm=", v, ": expected a count in [1, 32]");
+        a.min_blocks_per_sm = (int)n;
+    }
     else if (flag.rfind("--unroll-steps=", 0) == 0) {
         std::string v = flag.substr(15);
         char *end = nullptr;
@@ -183,6 +193,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         KernelOptions options;
         if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
         options.prefetch_walks = a.prefetch_walks;
+        options.min_blocks_per_sm = a.min_blocks_per_sm;
         start = std::chrono::steady_clock::now();
         lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? default_name : a.kernel_name, input_order, options);
         lap("lower_to_kernel");
@@ -230,6 +241,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
             // The kernel IR again: CM's pass list has no constant memory (lower_for_cm).
+            if (a.min_blocks_per_sm) {
+                compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the CM backend (--emit ", backend,
+                              ") has no such bound: drop the flag for CM");
+            }
             std::string name = default_name;
             KernelOptions options;
             if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;

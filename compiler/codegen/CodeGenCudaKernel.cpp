@@ -177,7 +177,9 @@ public:
         const bool block_array = kernel.warps_per_array > 1;
         const int arrays_per_block = kernel.arrays_per_block();
         const int threads = arrays_per_block * kernel.array_threads();
-        s << "__global__ void __launch_bounds__(" << threads << ") " << kernel.name << "_kernel(" << parameters()
+        s << "__global__ void __launch_bounds__(" << threads;
+        if (kernel.min_blocks_per_sm > 0) s << ", " << kernel.min_blocks_per_sm;
+        s << ") " << kernel.name << "_kernel(" << parameters()
           << ", int64_t warps) {\n";
         s << "    const int lane = threadIdx.x % 32;\n";
         if (block_array) {

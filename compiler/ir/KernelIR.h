@@ -105,6 +105,7 @@ struct Kernel {
     int64_t pes_per_lane = 1;        ///< PEs each thread runs (blocked: thread t holds PEs t*n .. t*n + n - 1)
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
+    int min_blocks_per_sm = 0;       ///< blocks an SM must hold at once (CUDA __launch_bounds__); 0: no bound
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
     /// What the kernel computes, for the comment block of printed code.

@@ -223,6 +223,7 @@ private:
             kernel.pes_per_lane = groups;
         }
         kernel.prefetch_walks = options.prefetch_walks;
+        kernel.min_blocks_per_sm = options.min_blocks_per_sm;
     }
 
     /// `value` as the PE (thread) dp below holds it: a warp shuffle, or a

@@ -44,6 +44,11 @@ struct KernelOptions {
     /// during the one before (prefetch_loads), at the cost of a second set
     /// of registers for the loaded values.
     bool prefetch_walks = false;
+    /// Blocks of the kernel each SM must be able to hold at once (0: the
+    /// compiler's choice): `__launch_bounds__(threads, n)` caps the registers
+    /// per thread at what n blocks leave, spilling if the kernel needs more.
+    /// CUDA only.
+    int min_blocks_per_sm = 0;
 };
 
 /// Lowers `program` to a kernel named `name` whose inputs come in
