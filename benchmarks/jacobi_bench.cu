@@ -80,35 +80,34 @@ struct Grids {
     DeviceBuffer<T> a, b;
     DeviceBuffer<int32_t> size;
     Grids(const Size &s, int64_t p)
-        : dims(s.dims), width(s.w), height(s.h), depth(s.d), pad(p), zpad(s.dims == 3 ? p : 0),
-          pitch((s.w + 2 * p + 31) / 32 * 32), plane(pitch * (s.h + 2 * p)), a(elements_of(s, p)), b(elements_of(s, p)),
-          size(3) {
+        : dims(s.dims), width(s.w), height(s.h), depth(s.d), pad(p), zpad(s.dims == 3 ? p : 0), pitch(pitch_of(s, p)),
+          plane(pitch * (s.h + 2 * p)), a(elements_of(s, p)), b(elements_of(s, p)), size(3) {
         int32_t n[3] = {(int32_t)s.w, (int32_t)s.h, (int32_t)s.d};
         PULSE_CUDA_CHECK(cudaMemcpy(size.data(), n, sizeof n, cudaMemcpyHostToDevice));
     }
+    /// Rows of the padded grid, pitched to a multiple of 32 elements.
+    static int64_t pitch_of(const Size &s, int64_t p) { return (s.w + 2 * p + 31) / 32 * 32; }
     static size_t elements_of(const Size &s, int64_t p) {
-        return (size_t)((s.w + 2 * p + 31) / 32 * 32 * (s.h + 2 * p) * (s.d + (s.dims == 3 ? 2 * p : 0)));
+        return (size_t)(pitch_of(s, p) * (s.h + 2 * p) * (s.d + (s.dims == 3 ? 2 * p : 0)));
     }
     size_t elements() const { return (size_t)(plane * (depth + 2 * zpad)); }
     /// The offset of cell (x, y, z).
     int64_t at(int64_t x, int64_t y, int64_t z) const { return (z + zpad) * plane + (y + pad) * pitch + x + pad; }
+    /// A w x h (x d) window of the grids' layout starting at `origin`.
+    pulse_buffer view(T *origin, int64_t w, int64_t h, int64_t d) const {
+        pulse_buffer v = dims == 3 ? pulse_dense_buffer(origin, {w, h, d}) : pulse_dense_buffer(origin, {w, h});
+        v.stride[1] = pitch;
+        if (dims == 3) v.stride[2] = plane;
+        return v;
+    }
     /// Grid `g` with its pad, as a kernel reads it.
     pulse_buffer padded(T *g) const {
-        pulse_buffer d = dims == 3 ? pulse_dense_buffer(g, {width + 2 * pad, height + 2 * pad, depth + 2 * pad})
-                                   : pulse_dense_buffer(g, {width + 2 * pad, height + 2 * pad});
-        for (int k = 0; k < dims; k++) d.min[k] = -pad;
-        d.stride[1] = pitch;
-        if (dims == 3) d.stride[2] = plane;
-        return d;
+        pulse_buffer v = view(g, width + 2 * pad, height + 2 * pad, depth + 2 * zpad);
+        for (int k = 0; k < dims; k++) v.min[k] = -pad;
+        return v;
     }
     /// Grid `g`'s cells, as a kernel writes them.
-    pulse_buffer cells(T *g) const {
-        pulse_buffer d = dims == 3 ? pulse_dense_buffer(g + at(0, 0, 0), {width, height, depth})
-                                   : pulse_dense_buffer(g + at(0, 0, 0), {width, height});
-        d.stride[1] = pitch;
-        if (dims == 3) d.stride[2] = plane;
-        return d;
-    }
+    pulse_buffer cells(T *g) const { return view(g + at(0, 0, 0), width, height, depth); }
     pulse_buffer size_buffer() const { return pulse_dense_buffer(size.data(), {dims}); }
 };
 

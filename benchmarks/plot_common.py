@@ -1,10 +1,24 @@
-"""What the benchmark plots (plot_conv.py, plot_stencil.py) draw alike: bars
-labelled with their values, the floor line, and the finish of a
-fraction-of-the-floor figure."""
+"""What the benchmark plots (plot_conv.py, plot_stencil.py, plot_jacobi.py)
+share: the CSV lines of their logs, bars labelled with their values, the floor
+line, and the finish of a fraction-of-the-floor figure."""
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+
+
+def csv_rows(paths):
+    """The fields of every `CSV,...` line of the logs at `paths`, in order."""
+    for path in paths:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("CSV,"):
+                    yield line.strip().split(",")
+
+
+def passed(value, check):
+    """A row to draw: its check passed and its value is a number (not NaN)."""
+    return check == "PASS" and value == value
 
 
 def labelled_bars(ax, xs, ys, width, label, fontsize=8, **style):

@@ -18,7 +18,7 @@ import os
 import statistics
 import sys
 
-from plot_common import labelled_bars, plt, save_fraction_figure
+from plot_common import csv_rows, labelled_bars, passed, plt, save_fraction_figure
 
 LABELS = {
     "pulse": "Pulse",
@@ -36,25 +36,20 @@ def read_rows(paths):
     """{bench: {(kernel, W, H): {K: [fraction, ...]}}} from the PASS rows."""
     rows = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
     skipped = 0
-    for path in paths:
-        with open(path, errors="replace") as f:
-            for line in f:
-                if not line.startswith("CSV,"):
-                    continue
-                fields = line.strip().split(",")
-                if len(fields) != 9:
-                    continue
-                _, bench, kernel, k, w, h, _ms, fraction, check = fields
-                try:
-                    value = float(fraction)
-                    key = (kernel, int(w), int(h))
-                    k = int(k)
-                except ValueError:
-                    continue
-                if check != "PASS" or value != value:  # failed, or NaN
-                    skipped += 1
-                    continue
-                rows[bench][key][k].append(value)
+    for fields in csv_rows(paths):
+        if len(fields) != 9:
+            continue
+        _, bench, kernel, k, w, h, _ms, fraction, check = fields
+        try:
+            value = float(fraction)
+            key = (kernel, int(w), int(h))
+            k = int(k)
+        except ValueError:
+            continue
+        if not passed(value, check):
+            skipped += 1
+            continue
+        rows[bench][key][k].append(value)
     return rows, skipped
 
 

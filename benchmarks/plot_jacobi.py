@@ -18,32 +18,29 @@ import os
 import statistics
 import sys
 
-from plot_common import labelled_bars, plt, save_fraction_figure
+from plot_common import csv_rows, labelled_bars, passed, plt, save_fraction_figure
 
 
 def read_rows(paths):
     """{problem: {kernel: {type: [multiple of the roofline, ...]}}} from the PASS rows, and the count left out."""
     rows = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
     skipped = 0
-    for path in paths:
-        with open(path, errors="replace") as f:
-            for line in f:
-                fields = line.strip().split(",")
-                if len(fields) < 2 or fields[0] != "CSV" or fields[1] not in ("jacobi2d", "jacobi3d"):
-                    continue
-                if len(fields) == 12 and fields[1] == "jacobi2d":
-                    fields.insert(7, "1")  # a log from before D
-                if len(fields) != 13:
-                    continue
-                kernel, type_ = fields[2], fields[3]
-                try:
-                    value = float(fields[11])
-                except ValueError:
-                    continue
-                if fields[12] != "PASS" or value != value:
-                    skipped += 1
-                    continue
-                rows[fields[1]][kernel][type_].append(value)
+    for fields in csv_rows(paths):
+        if fields[1] not in ("jacobi2d", "jacobi3d"):
+            continue
+        if len(fields) == 12 and fields[1] == "jacobi2d":
+            fields.insert(7, "1")  # a log from before D
+        if len(fields) != 13:
+            continue
+        kernel, type_ = fields[2], fields[3]
+        try:
+            value = float(fields[11])
+        except ValueError:
+            continue
+        if not passed(value, fields[12]):
+            skipped += 1
+            continue
+        rows[fields[1]][kernel][type_].append(value)
     return rows, skipped
 
 

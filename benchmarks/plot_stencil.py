@@ -19,7 +19,7 @@ import os
 import statistics
 import sys
 
-from plot_common import labelled_bars, plt, save_fraction_figure
+from plot_common import csv_rows, labelled_bars, passed, plt, save_fraction_figure
 
 LABELS = {"pulse": "Pulse", "plain": "plain CUDA", "npp": "NPP"}
 ORDER = ["pulse", "plain", "npp"]
@@ -33,23 +33,20 @@ def read_rows(paths, tag="stencil2d"):
     rows = collections.defaultdict(lambda: collections.defaultdict(list))
     skipped = 0
     sizes = DIMENSIONS[tag]
-    for path in paths:
-        with open(path, errors="replace") as f:
-            for line in f:
-                fields = line.strip().split(",")
-                if len(fields) != 8 + sizes or fields[:2] != ["CSV", tag]:
-                    continue
-                kernel, shape, type_ = fields[2:5]
-                fraction, check = fields[-2:]
-                try:
-                    value = float(fraction)
-                    key = (kernel, tuple(int(v) for v in fields[5:5 + sizes]))
-                except ValueError:
-                    continue
-                if check != "PASS" or value != value:  # failed, or NaN
-                    skipped += 1
-                    continue
-                rows[key][(shape, type_)].append(value)
+    for fields in csv_rows(paths):
+        if len(fields) != 8 + sizes or fields[1] != tag:
+            continue
+        kernel, shape, type_ = fields[2:5]
+        fraction, check = fields[-2:]
+        try:
+            value = float(fraction)
+            key = (kernel, tuple(int(v) for v in fields[5:5 + sizes]))
+        except ValueError:
+            continue
+        if not passed(value, check):
+            skipped += 1
+            continue
+        rows[key][(shape, type_)].append(value)
     return rows, skipped
 
 

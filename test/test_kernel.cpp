@@ -222,6 +222,71 @@ TEST_CASE("a long time loop rolls into blocks of its period, carrying values in 
     CHECK_THAT(plain.str(), !Contains("t.block"));
 }
 
+TEST_CASE("a wavefront's time loop rolls into blocks of several periods, its block-only conditions folded", "[kernel]") {
+    // jacobi3d, TH 8, T 2: the plane loop's coefficient (period) is 24 steps, a
+    // value is read up to 56 steps later: a block is three periods, 72 steps.
+    Spec spec = build_spec("jacobi3d", test::params({{"T", 2}, {"PE", 16}, {"TH", 8}, {"TZ", 20}}));
+    KernelOptions options;
+    options.max_unrolled_steps = 0;
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"u", "n"}, options);
+    optimize_kernel(kernel);
+    // The middle blocks' loop (peeled: from block 1), and its range.
+    class Loops : public Halide::Internal::IRVisitor {
+    public:
+        std::vector<const Halide::Internal::For *> found;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::For *op) override {
+            if (op->name == "time.block") found.push_back(op);
+            IRVisitor::visit(op);
+        }
+    } loops;
+    kernel.body.accept(&loops);
+    REQUIRE(!loops.found.empty());
+    const Halide::Internal::For *loop = loops.found.front();
+    const int64_t *lo = Halide::Internal::as_const_int(loop->min), *n = Halide::Internal::as_const_int(loop->extent);
+    REQUIRE(lo);
+    REQUIRE(n);
+    CHECK(*lo == 1);
+    CHECK(*n == 24 * (20 + 2) / 72 - 2);  // 528 steps: 7 blocks of 72 and a tail of 24, less the two peeled
+    // No condition of the block index alone is left that is one value on every middle block.
+    class Conditions : public Halide::Internal::IRGraphVisitor {
+    public:
+        std::string var;
+        std::vector<Halide::Expr> of_block;
+        using IRGraphVisitor::include;
+        void include(const Halide::Expr &e) override {
+            if (e.type().is_bool() && !Halide::Internal::is_const(e) && only_block(e)) of_block.push_back(e);
+            IRGraphVisitor::include(e);
+        }
+        bool only_block(const Halide::Expr &e) const {
+            class Free : public Halide::Internal::IRVisitor {
+            public:
+                const std::string &var;
+                bool block = false, other = false;
+                explicit Free(const std::string &v) : var(v) {}
+                using IRVisitor::visit;
+                void visit(const Halide::Internal::Variable *op) override { (op->name == var ? block : other) = true; }
+                void visit(const Halide::Internal::Call *) override { other = true; }
+            } free(var);
+            e.accept(&free);
+            return free.block && !free.other;
+        }
+    } conditions;
+    conditions.var = loop->name;
+    loop->body.accept(&conditions);
+    int constant = 0;
+    for (const Halide::Expr &e : conditions.of_block) {
+        std::set<bool> values;
+        for (int64_t b = *lo; b < *lo + *n; b++) {
+            values.insert(Halide::Internal::is_const_one(
+                Halide::Internal::simplify(Halide::Internal::substitute(loop->name, Halide::Expr((int)b), e))));
+        }
+        constant += values.size() == 1;
+    }
+    INFO(conditions.of_block.size() << " conditions of the block index alone");
+    CHECK(constant == 0);
+}
+
 TEST_CASE("rows re-read by a warp's next row block stay in registers (a sliding window)", "[kernel]") {
     // K = 5, RT = 2: a block reads rows 2*ros .. 2*ros + 5; the next block's
     // first four rows are this block's last four.

@@ -75,7 +75,7 @@ const char *driver_usage_text() {
            "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
            "  --min-blocks-per-sm=N  CUDA: __launch_bounds__(threads, N), registers capped so that N blocks fit\n"
            "                      an SM (the compiler spills beyond; an occupancy choice, 1 to 32)\n"
-           "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before\n"
+           "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
@@ -244,6 +244,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             if (a.min_blocks_per_sm) {
                 compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the CM backend (--emit ", backend,
                               ") has no such bound: drop the flag for CM");
+            }
+            if (a.prefetch_walks) {
+                compile_error("--prefetch applies to CUDA; the CM backend (--emit ", backend,
+                              ") keeps no register windows to prefetch into: drop the flag for CM");
             }
             std::string name = default_name;
             KernelOptions options;
