@@ -55,6 +55,10 @@ auto dispatch(Halide::Type t, F f) {
 }
 }  // namespace
 
+const uint8_t *element_bytes(const Halide::Buffer<> &b, const std::vector<int> &coords) {
+    return dispatch(b.type(), [&](auto tag) { return (const uint8_t *)element_address<decltype(tag)>(b, coords); });
+}
+
 Scalar load_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {
     return dispatch(b.type(), [&](auto tag) {
         using T = decltype(tag);

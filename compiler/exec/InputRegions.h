@@ -36,6 +36,8 @@ Buffers random_input_buffers(const ir::UreProgram &program, uint32_t seed);
 /// Reads element `coords` of `buffer` exactly (bool, (u)int8/16/32/64,
 /// float32, float64); the Scalar converts to double for callers that want one.
 Scalar load_element(const Halide::Buffer<> &buffer, const std::vector<int> &coords);
+/// The bytes of element `coords` of `buffer`.
+const uint8_t *element_bytes(const Halide::Buffer<> &buffer, const std::vector<int> &coords);
 /// Writes element `coords` of `buffer`: `value` (of any kind; a double
 /// converts implicitly) becomes the element type as Scalar::normalize says
 /// (integers wrap to the element's width, float32 rounds once).

@@ -34,8 +34,9 @@ void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress 
 std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed,
                                       const Progress &reference_progress = {}, const Progress &kernel_progress = {});
 
-/// Fills `buffer` with values no kernel computes by accident: NaN for floats,
-/// 0x5A bytes for integers.
+/// Fills `buffer` with values no kernel computes by accident: for floats a
+/// NaN whose every byte is 0xff (arithmetic makes other NaNs, so a poisoned
+/// element stays distinguishable from a computed NaN), 0x5A bytes for integers.
 void poison(Halide::Buffer<> &buffer);
 
 }  // namespace pulse

@@ -68,10 +68,10 @@ public:
             statements.push_back(compile(s));
             max_taps = std::max(max_taps, statements.back().taps.size());
         }
-        tap_values.assign(max_taps, 0.0);
+        tap_values.assign(max_taps, Scalar());
         coords.assign(instance_base + p.instance_loops.size(), 0);
         active_condition = compile_expr(p.has_preimage, hooks());
-        for (const sys::Variable &v : p.variables) history.emplace_back((size_t)(p.pe_count * (v.history + 1)), 0.0);
+        for (const sys::Variable &v : p.variables) history.emplace_back((size_t)(p.pe_count * (v.history + 1)), Scalar::zero(v.type));
     }
 
     Buffers run(const Progress &progress) {
@@ -118,7 +118,7 @@ private:
     std::vector<CompiledStatement> statements;
     Closure active_condition;
     std::vector<int64_t> coords;       ///< space, time, instance loops
-    std::vector<std::vector<double>> history;  ///< per variable: lane-major rings of history + 1 values
+    std::vector<std::vector<Scalar>> history;  ///< per variable: lane-major rings of history + 1 values, exact
     std::vector<char> active;          ///< per lane, this step
     bool lane_active = false;          ///< the lane being evaluated
     std::vector<Buffer<>> outputs;
@@ -150,11 +150,12 @@ private:
     Closure input_load(const Call *op, std::vector<Closure> index) {
         const Buffer<> &b = inputs.at(op->name);
         std::string name = op->name;
-        return [this, b, index, name](EvalState &s) -> double {
-            if (!lane_active) return 0.0;  // inactive lanes load nothing
+        const Scalar zero = Scalar::zero(op->type);
+        return [this, b, index, name, zero](EvalState &s) -> Scalar {
+            if (!lane_active) return zero;  // inactive lanes load nothing
             std::vector<int> c(index.size());
             for (size_t d = 0; d < index.size(); d++) {
-                int64_t i = (int64_t)index[d](s);
+                int64_t i = index[d](s).as_int();
                 if (i < b.dim(d).min() || i > b.dim(d).max()) {
                     evaluation_error("simulate ", p.source.name, ": active lane ", p.space_var, "=", s.coords[0], " at ",
                                      p.time_var, "=", s.coords[1], " reads input ", name, " at index ", i,
@@ -195,11 +196,11 @@ private:
         return c;
     }
 
-    double read_tap(const CompiledStatement &c, size_t k, int64_t lane, int64_t step) const {
+    Scalar read_tap(const CompiledStatement &c, size_t k, int64_t lane, int64_t step) const {
         const sys::Tap &t = c.taps[k];
         int64_t from = lane - t.dp, at = step - t.dt;
-        if (from < 0 || from >= p.pe_count || at < 0) return 0.0;  // off the array or before the first step
         const sys::Variable &v = p.variables[c.tap_variable[k]];
+        if (from < 0 || from >= p.pe_count || at < 0) return Scalar::zero(v.type);  // off the array or before the first step
         return history[c.tap_variable[k]][(size_t)(from * (v.history + 1) + at % (v.history + 1))];
     }
 
@@ -209,11 +210,11 @@ private:
         for (size_t k = 0; k < c.taps.size(); k++) tap_values[k] = read_tap(c, k, lane, step);
         lane_active = active[lane];
         state.undefined = false;
-        double v = c.value(state);
+        const Scalar v = c.value(state);
         if (c.variable >= 0) {
             const sys::Variable &var = p.variables[c.variable];
-            double &slot = history[c.variable][(size_t)(lane * (var.history + 1) + step % (var.history + 1))];
-            if (changed && slot != v && !(std::isnan(slot) && std::isnan(v))) *changed = true;
+            Scalar &slot = history[c.variable][(size_t)(lane * (var.history + 1) + step % (var.history + 1))];
+            if (changed && !Scalar::same(slot, v)) *changed = true;
             slot = v;
             return;
         }
@@ -222,7 +223,7 @@ private:
         std::vector<int> index(c.output_index.size());
         int64_t element = 0, stride = 1;
         for (size_t d = 0; d < index.size(); d++) {
-            index[d] = (int)c.output_index[d](state);
+            index[d] = (int)c.output_index[d](state).as_int();
             const halide_dimension_t &dim = outputs[o].raw_buffer()->dim[d];
             if (index[d] < dim.min || index[d] >= dim.min + dim.extent) {
                 evaluation_error("simulate ", p.source.name, ": lane ", p.space_var, "=", coords[0], " at ", p.time_var,
@@ -240,10 +241,10 @@ private:
         store_element(outputs[o], index, v);
     }
 
-    std::vector<double> tap_values;
+    std::vector<Scalar> tap_values;
 
     void run_instance() {
-        for (std::vector<double> &h : history) std::fill(h.begin(), h.end(), 0.0);
+        for (size_t v = 0; v < history.size(); v++) std::fill(history[v].begin(), history[v].end(), Scalar::zero(p.variables[v].type));
         active.assign(p.pe_count, 0);
         EvalState state;
         state.coords = coords.data();
@@ -252,7 +253,7 @@ private:
             coords[1] = t;
             for (int64_t l = 0; l < p.pe_count; l++) {
                 coords[0] = p.pe_min + l;
-                active[l] = active_condition(state) != 0;
+                active[l] = active_condition(state).is_true();
             }
             for (const CompiledStatement &c : statements) {
                 auto lanes = [&](bool *changed) {
@@ -324,6 +325,19 @@ Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs, con
     return ArraySimulator(program, inputs).run(progress);
 }
 
+namespace {
+
+/// Whether every byte of element `c` of `b` is 0xff (poison()).
+bool is_poison_element(const Buffer<> &b, const std::vector<int> &c) {
+    const uint8_t *bytes = element_bytes(b, c);
+    for (int i = 0; i < b.type().bytes(); i++) {
+        if (bytes[i] != 0xff) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 std::string compare_outputs(const Buffers &expected, const Buffers &actual, double tolerance) {
     std::ostringstream out;
     for (const auto &[name, e] : expected) {
@@ -355,17 +369,19 @@ std::string compare_outputs(const Buffers &expected, const Buffers &actual, doub
                 c[d] = e.dim(d).min() + (int)(rest % e.dim(d).extent());
                 rest /= e.dim(d).extent();
             }
-            double x = load_element(e, c), y = load_element(a, c);
+            const Scalar xs = load_element(e, c), ys = load_element(a, c);
+            const double x = xs.as_double(), y = ys.as_double();
+            // Floats relative to the expected magnitude, with values near zero
+            // compared absolutely, and a NaN equal to a computed NaN (not to
+            // the poison, whose every byte is 0xff); integers exactly.
             bool same = e.type().is_float()
-                            // Relative to the expected magnitude, with values near
-                            // zero compared absolutely.
-                            ? std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x))
-                            : x == y;
+                            ? std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x)) ||
+                                  (std::isnan(x) && std::isnan(y) && !is_poison_element(a, c))
+                            : Scalar::same(xs, ys);
             if (!same) {
                 out << "output " << name << "(";
                 for (size_t k = 0; k < c.size(); k++) out << (k ? ", " : "") << c[k];
-                out.precision(9);
-                out << ") is " << y << ", expected " << x;
+                out << ") is " << scalar_text(ys, e.type()) << ", expected " << scalar_text(xs, e.type());
                 return out.str();
             }
         }

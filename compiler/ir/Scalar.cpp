@@ -112,6 +112,18 @@ bool Scalar::is_true() const {
     return false;
 }
 
+std::string scalar_text(const Scalar &v, Type t) {
+    std::ostringstream s;
+    switch (scalar_shape(t)) {
+    case ScalarShape::Bool: s << (v.is_true() ? "true" : "false"); break;
+    case ScalarShape::Signed: s << wrap_signed(v.as_uint(), t.bits()); break;
+    case ScalarShape::Unsigned: s << (v.as_uint() & width_mask(t.bits())); break;
+    case ScalarShape::Float32: s.precision(9); s << v.as_float(); break;
+    case ScalarShape::Float64: s.precision(17); s << v.as_double(); break;
+    }
+    return s.str();
+}
+
 bool is_supported_type(Type t) {
     if (t.lanes() != 1) return false;
     if (t.is_bool()) return true;

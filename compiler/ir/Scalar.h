@@ -102,6 +102,10 @@ private:
     } bits_;
 };
 
+/// `v` as a value of type `t` in text: integers exactly, floats with the
+/// digits that identify them (9 for float32, 17 for float64).
+std::string scalar_text(const Scalar &v, Halide::Type t);
+
 /// Whether the evaluator models scalar type `t` exactly (see require_supported_type).
 bool is_supported_type(Halide::Type t);
 /// Throws CompileError unless the evaluator models scalar type `t` exactly:

@@ -62,6 +62,15 @@ Expr source_value(const Expr &e, const sys::Tap &tap) {
     return replace_tap(e, tap, make_zero(e.type()));
 }
 
+/// Whether `e`, a value over a symbolic PE at one step, is the same on every
+/// PE: it names no PE and reads no recurrence. A tap reads a value some PE
+/// holds, which may differ between PEs even when the tap's expression names
+/// none (a root Y(s, t) + w(t) computed in the same step), so a chain whose
+/// root reads one cannot be computed in place by each PE.
+bool is_same_on_every_pe(const Expr &e, const std::string &space_var) {
+    return !expr_uses_var(e, space_var) && sys::taps_in(e).empty();
+}
+
 /// `e` with every `undefined` replaced by zero (stores are guarded by
 /// defined_condition; other values are never read where undefined).
 Expr zero_undefined(const Expr &e) {
@@ -677,7 +686,7 @@ private:
                     const sys::Tap tap = chains[0];
                     std::optional<Expr> copies_where = copy_condition(generic, tap);
                     Expr from_source = copies_where ? simplify(source_value(generic, tap)) : Expr();
-                    if (copies_where && !expr_uses_var(from_source, program.space_var)) {
+                    if (copies_where && is_same_on_every_pe(from_source, program.space_var)) {
                         // A copy chain of a value that is the same on every PE
                         // (a broadcast): each PE computes it in place.
                         result = lower_loads(resolve_earlier(simplify(substitute(at[j], from_source)), j));
