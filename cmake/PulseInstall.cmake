@@ -24,7 +24,7 @@ install(TARGETS pulse pulse_generator_main pulse_runtime conv1d conv2d matmul ma
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers: pulse.h and what it includes (the compiler's own headers stay private).
 install(FILES ${PROJECT_SOURCE_DIR}/frontend/include/pulse/pulse.h ${PROJECT_SOURCE_DIR}/base/include/pulse/Error.h
-  ${PROJECT_SOURCE_DIR}/base/include/pulse/Types.h
+  ${PROJECT_SOURCE_DIR}/base/include/pulse/Types.h ${PROJECT_SOURCE_DIR}/base/include/pulse/ScalarSemantics.h
   ${PROJECT_SOURCE_DIR}/runtime/pulse_cuda.h ${PROJECT_SOURCE_DIR}/runtime/pulse_buffer.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pulse)
 # The CM emulation, for building a kernel written by --emit cm by hand

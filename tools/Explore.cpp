@@ -16,6 +16,7 @@
 #include "analysis/CheckWellDefined.h"
 #include "lower/LowerToSystolic.h"
 #include "lower/Pipeline.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -145,7 +146,7 @@ std::optional<Carrier> find_carrier(const ir::UreProgram &p, const std::vector<s
         std::map<std::string, Expr> shifted;
         for (size_t i = 0; i < src.size(); i++) shifted[src[i]] = var(src[i]) - (int)d[i];
         bool invariant = true;
-        for (const Expr &e : read->args) invariant = invariant && is_const_zero(simplify(e - substitute(shifted, e)));
+        for (const Expr &e : read->args) invariant = invariant && is_const_zero(simplify_exact(e - substitute(shifted, e)));
         if (invariant) c.directions.push_back(d);
     }
     return c;
@@ -195,12 +196,12 @@ void reverse_reduction(ir::UreProgram &p, const Reduction &r) {
     const Add *add = u.value.as<Add>();
     const bool first = add->a.as<Select>() != nullptr;
     const Select *s = (first ? add->a : add->b).as<Select>();
-    Expr chain = Select::make(simplify(substitute(mirror, s->condition)), s->true_value, call_at(p, u, back));
+    Expr chain = Select::make(simplify_exact(substitute(mirror, s->condition)), s->true_value, call_at(p, u, back));
     u.value = first ? Add::make(chain, add->b) : Add::make(add->a, chain);
     for (ir::Ure &o : p.ures) {
         if (!o.is_output) continue;
         const Select *os = o.value.as<Select>();
-        o.value = Select::make(simplify(substitute(mirror, os->condition)), os->true_value, os->false_value);
+        o.value = Select::make(simplify_exact(substitute(mirror, os->condition)), os->true_value, os->false_value);
     }
 }
 
@@ -524,7 +525,7 @@ void Explorer::keep_one_per_reversal_class() {
         for (const ir::InputAccess &a : base.input_accesses) {
             for (const Expr &e : a.index) {
                 const Expr image = substitute(flipped, e);
-                keeps_shape = keeps_shape && (free_of_source(simplify(image - e)) || free_of_source(simplify(image + e)));
+                keeps_shape = keeps_shape && (free_of_source(simplify_exact(image - e)) || free_of_source(simplify_exact(image + e)));
             }
         }
         if (keeps_shape) masks.push_back(mask);

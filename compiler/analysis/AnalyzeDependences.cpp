@@ -1,4 +1,5 @@
 #include "analysis/AnalyzeDependences.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -68,7 +69,7 @@ private:
         d.distance.assign(program.loops.size(), 0);
         for (size_t i = 0; i < op->args.size(); i++) {
             const std::string &arg = producer.args[i];
-            Expr diff = simplify(Variable::make(Int(32), arg) - op->args[i]);
+            Expr diff = simplify_exact(Variable::make(Int(32), arg) - op->args[i]);
             const int64_t *k = as_const_int(diff);
             if (!k) {
                 compile_error("call ", call_text, " in the definition of ", ure.name, ": argument ", i + 1, " '",

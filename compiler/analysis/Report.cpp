@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "exec/ExprCompiler.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -285,7 +286,7 @@ DesignMetrics analyze_design(const sys::SystolicProgram &p) {
             Expr term = Variable::make(Int(32), t.source_loops[c]) * make_const(Int(32), t.matrix[r][c]);
             e = e.defined() ? e + term : term;
         }
-        a.forward.push_back(t.destination_loops[r] + " = " + ir::to_source(e.defined() ? simplify(e) : make_zero(Int(32))));
+        a.forward.push_back(t.destination_loops[r] + " = " + ir::to_source(e.defined() ? simplify_exact(e) : make_zero(Int(32))));
     }
     return a;
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "exec/ExprCompiler.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -73,7 +74,7 @@ std::vector<Expr> forward_exprs(const ir::SpaceTimeTransform &t, const std::vect
         for (size_t c = 0; c < row.size(); c++) {
             if (row[c] != 0) e = e + make_const(Int(32), row[c]) * x[c];
         }
-        out.push_back(simplify(e));
+        out.push_back(simplify_exact(e));
     }
     return out;
 }
@@ -89,7 +90,7 @@ Expr preimage_condition(const ir::UreProgram &program, const std::vector<Expr> &
     }
     std::vector<Expr> image = forward_exprs(t, source_of), dst = destination_vars(t);
     for (size_t r = 0; r < dst.size(); r++) cond = cond && image[r] == dst[r];
-    return simplify(cond);
+    return simplify_exact(cond);
 }
 
 /// The exact inverse of a square unimodular matrix, or nothing.
@@ -109,7 +110,7 @@ std::optional<std::vector<Expr>> unimodular_inverse(const ir::SpaceTimeTransform
         for (Eigen::Index j = 0; j < inv.cols(); j++) {
             if (inv(i, j) != 0) e = e + make_const(Int(32), inv(i, j)) * dst[j];
         }
-        result.push_back(simplify(e));
+        result.push_back(simplify_exact(e));
     }
     return result;
 }
@@ -219,7 +220,7 @@ std::vector<Expr> isl_inverse(const ir::UreProgram &program) {
         isl_pw_aff *pa = isl_pw_multi_aff_get_pw_aff(lexmin, (int)c);
         isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, pa);
         if (!e) compile_error("reverse transform: isl could not build an expression for loop ", t.source_loops[c]);
-        result.push_back(simplify(from_isl(e, dst)));
+        result.push_back(simplify_exact(from_isl(e, dst)));
         isl_ast_expr_free(e);
     }
     isl_ast_build_free(build);
@@ -312,7 +313,7 @@ ReverseMap compute_reverse_map(const ir::UreProgram &program) {
             compile_error("the reverse transform of ", program.name, " does not invert the space-time transform: ",
                           witness, "; fix the reverse transform, or omit it to let Pulse invert the transform");
         }
-        for (const Expr &e : t.reverse) result.source_of.push_back(simplify(cast(Int(32), e)));
+        for (const Expr &e : t.reverse) result.source_of.push_back(simplify_exact(cast(Int(32), e)));
         result.how = "user reverse transform (verified)";
     } else if (auto inverse = unimodular_inverse(t)) {
         result.source_of = *inverse;

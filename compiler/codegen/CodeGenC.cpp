@@ -3,6 +3,8 @@
 #include <iomanip>
 #include <sstream>
 
+extern const char *const pulse_scalar_semantics_header_text;  // pulse/ScalarSemantics.h (EmbedFile.cmake)
+
 namespace pulse {
 
 using namespace Halide;
@@ -16,18 +18,7 @@ std::string c_type(Type t) {
     return s.str();
 }
 
-std::string c_helper_functions(const std::string &q) {
-    return q + " int64_t pulse_floordiv(int64_t a, int64_t b) {\n"
-               "    if (b == 0) return 0;\n"
-               "    int64_t q = a / b, r = a % b;\n"
-               "    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;\n"
-               "}\n" +
-           q + " int64_t pulse_floormod(int64_t a, int64_t b) {\n"
-               "    if (b == 0) return 0;\n"
-               "    int64_t r = a % b;\n"
-               "    return r < 0 ? r + (b < 0 ? -b : b) : r;\n"
-               "}\n";
-}
+std::string scalar_semantics_source() { return pulse_scalar_semantics_header_text; }
 
 namespace {
 
@@ -41,7 +32,10 @@ public:
             if (op->type.bits() > 32) return std::to_string(op->value) + "ll";
             return op->value < 0 ? "(" + std::to_string(op->value) + ")" : std::to_string(op->value);
         }
-        if (const UIntImm *op = e.as<UIntImm>()) return t.is_bool() ? (op->value ? "true" : "false") : std::to_string(op->value) + "u";
+        if (const UIntImm *op = e.as<UIntImm>()) {
+            if (t.is_bool()) return op->value ? "true" : "false";
+            return std::to_string(op->value) + (t.bits() > 32 ? "ull" : "u");
+        }
         if (const FloatImm *op = e.as<FloatImm>()) {
             std::ostringstream s;
             s << std::setprecision(t.bits() == 32 ? 9 : 17) << std::showpoint << op->value;
@@ -51,20 +45,23 @@ public:
         }
         if (const Variable *op = e.as<Variable>()) return hooks.variable(op->name);
         if (const StringImm *op = e.as<StringImm>()) return "\"" + op->value + "\"";
-        if (const Cast *op = e.as<Cast>()) return "((" + c_type(t) + ")" + print(op->value) + ")";
-        if (const Add *op = e.as<Add>()) return binary(op->a, "+", op->b);
-        if (const Sub *op = e.as<Sub>()) return binary(op->a, "-", op->b);
-        if (const Mul *op = e.as<Mul>()) return binary(op->a, "*", op->b);
+        if (const Cast *op = e.as<Cast>()) return cast(t, op->value);
+        if (const Add *op = e.as<Add>()) return integer_or_plain(e, "pulse_add", op->a, "+", op->b);
+        if (const Sub *op = e.as<Sub>()) return integer_or_plain(e, "pulse_sub", op->a, "-", op->b);
+        if (const Mul *op = e.as<Mul>()) return integer_or_plain(e, "pulse_mul", op->a, "*", op->b);
         if (const Div *op = e.as<Div>()) {
             if (t.is_float()) return binary(op->a, "/", op->b);
-            return "((" + c_type(t) + ")pulse_floordiv(" + print(op->a) + ", " + print(op->b) + "))";
+            return function("pulse_div", t, op->a, op->b);
         }
-        if (const Mod *op = e.as<Mod>()) {
-            if (t.is_float()) compile_error("floating-point % is not supported in generated code: ", ir::to_source(e));
-            return "((" + c_type(t) + ")pulse_floormod(" + print(op->a) + ", " + print(op->b) + "))";
+        if (const Mod *op = e.as<Mod>()) return function(t.is_float() ? "pulse_fmod" : "pulse_mod", t, op->a, op->b);
+        if (const Min *op = e.as<Min>()) {
+            if (t.is_float()) return function("pulse_fmin", t, op->a, op->b);
+            return "(" + print(op->a) + " < " + print(op->b) + " ? " + print(op->a) + " : " + print(op->b) + ")";
         }
-        if (const Min *op = e.as<Min>()) return "(" + print(op->a) + " < " + print(op->b) + " ? " + print(op->a) + " : " + print(op->b) + ")";
-        if (const Max *op = e.as<Max>()) return "(" + print(op->a) + " > " + print(op->b) + " ? " + print(op->a) + " : " + print(op->b) + ")";
+        if (const Max *op = e.as<Max>()) {
+            if (t.is_float()) return function("pulse_fmax", t, op->a, op->b);
+            return "(" + print(op->a) + " > " + print(op->b) + " ? " + print(op->a) + " : " + print(op->b) + ")";
+        }
         if (const EQ *op = e.as<EQ>()) return binary(op->a, "==", op->b);
         if (const NE *op = e.as<NE>()) return binary(op->a, "!=", op->b);
         if (const LT *op = e.as<LT>()) return binary(op->a, "<", op->b);
@@ -90,11 +87,36 @@ private:
 
     std::string binary(const Expr &a, const char *op, const Expr &b) { return "(" + print(a) + " " + op + " " + print(b) + ")"; }
 
+    /// fn<T>(a, b), a function of pulse/ScalarSemantics.h at type t.
+    std::string function(const char *fn, Type t, const Expr &a, const Expr &b) {
+        return std::string(fn) + "<" + c_type(t) + ">(" + print(a) + ", " + print(b) + ")";
+    }
+
+    /// Integer arithmetic wraps (fn<T>), except index arithmetic (C's
+    /// operators, see CPrinterHooks); float arithmetic is C's.
+    std::string integer_or_plain(const Expr &e, const char *fn, const Expr &a, const char *op, const Expr &b) {
+        const Type t = e.type();
+        if (t.is_int_or_uint() && !t.is_bool() && !(hooks.is_index && hooks.is_index(e))) return function(fn, t, a, b);
+        return binary(a, op, b);
+    }
+
+    std::string cast(Type to, const Expr &value) {
+        const Type from = value.type();
+        if (to.is_bool()) return "(" + print(value) + " != 0)";
+        if (from.is_float() && !to.is_float()) return "pulse_float_to_int<" + c_type(to) + ">(" + print(value) + ")";
+        return "((" + c_type(to) + ")" + print(value) + ")";
+    }
+
     std::string call(const Call *op) {
         if (ir::is_undefined_value(op)) return "((" + c_type(op->type) + ")0)";
         std::vector<std::string> args;
         for (const Expr &a : op->args) args.push_back(print(a));
-        if (op->is_intrinsic(Call::abs)) return "(" + args[0] + " < 0 ? -" + args[0] + " : " + args[0] + ")";
+        if (op->is_intrinsic(Call::abs)) {
+            const Type at = op->args[0].type();
+            if (at.is_float()) return "pulse_fabs<" + c_type(at) + ">(" + args[0] + ")";
+            if (at.is_uint()) return args[0];
+            return "pulse_iabs<" + c_type(op->type) + ", " + c_type(at) + ">(" + args[0] + ")";
+        }
         const std::string &n = op->name;
         if (n == "sqrt_f32" || n == "exp_f32" || n == "floor_f32") return n.substr(0, n.size() - 4) + "f(" + args[0] + ")";
         if (n == "sqrt_f64" || n == "exp_f64" || n == "floor_f64") return n.substr(0, n.size() - 4) + "(" + args[0] + ")";

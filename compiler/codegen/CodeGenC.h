@@ -16,19 +16,28 @@ struct CPrinterHooks {
     /// The source text of a call that is not a math intrinsic: recurrence
     /// calls, taps, input reads. `args` are the printed arguments.
     std::function<std::string(const Halide::Internal::Call *call, const std::vector<std::string> &args)> call;
+    /// Whether an integer expression is index arithmetic (IndexArithmetic.h),
+    /// printed with C's +, -, * rather than the language's wrapping ones: it
+    /// stays in range in every program the compiler accepts, and C compilers
+    /// fold it into addressing only when overflow is theirs to assume away.
+    /// Unset: every integer expression wraps.
+    std::function<bool(const Halide::Expr &)> is_index;
 };
 
-/// Prints `e` as a C expression. Integer `/` and `%` become
-/// pulse_floordiv/pulse_floormod (Halide rounds towards negative infinity);
-/// a select becomes `?:`; `undefined` becomes a zero of its type.
+/// Prints `e` as a C expression with the language's scalar semantics
+/// (pulse/ScalarSemantics.h, whose text scalar_semantics_source() gives):
+/// integer +, -, * wrap (pulse_add, ...), / and % are Halide's (pulse_div,
+/// pulse_mod), float min/max ignore NaN (pulse_fmin, pulse_fmax), a float
+/// converted to an integer saturates (pulse_float_to_int); a select becomes
+/// `?:`; `undefined` becomes a zero of its type.
 std::string print_c_expr(const Halide::Expr &e, const CPrinterHooks &hooks);
 
 /// The C type of a Halide type: float, double, int32_t, ...
 std::string c_type(Halide::Type type);
 
-/// Definitions of the helpers print_c_expr uses, for host and device code.
-/// `qualifier` prefixes each (e.g. "static inline" or "__host__ __device__ inline").
-std::string c_helper_functions(const std::string &qualifier);
+/// The text of pulse/ScalarSemantics.h, the functions print_c_expr calls,
+/// for every generated program to carry (host, CUDA device and CM code).
+std::string scalar_semantics_source();
 
 }  // namespace pulse
 

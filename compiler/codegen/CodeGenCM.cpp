@@ -17,6 +17,7 @@
 #include "codegen/LaneVarying.h"
 #include "codegen/KernelPrinter.h"
 #include "lower/KernelPasses.h"
+#include "ir/ExactSimplify.h"
 
 // runtime/cm_emu/cm/cm.h as text (cmake/EmbedFile.cmake).
 extern const char *const pulse_cm_emulation_header_text;
@@ -69,7 +70,7 @@ Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
         index = index + (cast(Int(32), coords[d]) - cast(Int(32), kir::buffer_min(b.name, d))) *
                             cast(Int(32), kir::buffer_stride(b.name, d));
     }
-    return simplify(index);
+    return simplify_exact(index);
 }
 
 /// Prints the kernel IR as the body of a CM kernel. Lane-varying values are
@@ -173,14 +174,14 @@ private:
         if (const Mul *op = e.as<Mul>()) return bin(op->a, "*", op->b);
         if (const Div *op = e.as<Div>()) {
             if (t.is_float()) return bin(op->a, "/", op->b);
-            return "pulse_vfloordiv<" + cm_type(t) + ", " + w() + ">(" + as_vector(op->a) + ", " + as_vector(op->b) + ")";
+            return lanewise("pulse_vdiv", t, op->a, op->b);
         }
         if (const Mod *op = e.as<Mod>()) {
             if (t.is_float()) compile_error("CM backend: floating-point % is not supported: ", e);
-            return "pulse_vfloormod<" + cm_type(t) + ", " + w() + ">(" + as_vector(op->a) + ", " + as_vector(op->b) + ")";
+            return lanewise("pulse_vmod", t, op->a, op->b);
         }
-        if (const Min *op = e.as<Min>()) return min_max(t, "<", op->a, op->b);
-        if (const Max *op = e.as<Max>()) return min_max(t, ">", op->a, op->b);
+        if (const Min *op = e.as<Min>()) return t.is_float() ? lanewise("pulse_vfmin", t, op->a, op->b) : min_max(t, "<", op->a, op->b);
+        if (const Max *op = e.as<Max>()) return t.is_float() ? lanewise("pulse_vfmax", t, op->a, op->b) : min_max(t, ">", op->a, op->b);
         if (const EQ *op = e.as<EQ>()) return bin(op->a, "==", op->b);
         if (const NE *op = e.as<NE>()) return bin(op->a, "!=", op->b);
         if (const LT *op = e.as<LT>()) return bin(op->a, "<", op->b);
@@ -207,6 +208,12 @@ private:
                 return t;
             }
             if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost)) return vec(op->args[0]);
+            if (op->is_intrinsic(Call::abs)) {
+                const Type at = op->args[0].type();
+                if (at.is_uint()) return vec(op->args[0]);
+                if (at.is_float()) return "pulse_vfabs<" + cm_type(at) + ", " + w() + ">(" + as_vector(op->args[0]) + ")";
+                return "pulse_viabs<" + cm_type(t) + ", " + cm_type(at) + ", " + w() + ">(" + as_vector(op->args[0]) + ")";
+            }
         }
         compile_error("CM backend: cannot print ", e, " as an operation on lane vectors");
     }
@@ -235,7 +242,12 @@ private:
     std::string vselect(Type t, const std::string &c, const std::string &a, const std::string &b) {
         return "pulse_vselect<" + cm_type(t) + ", " + w() + ">(" + c + ", " + a + ", " + b + ")";
     }
-    /// min (`op` "<") or max (">"), each operand printed once.
+    /// fn<T, W>(a, b), a lane-wise helper of vector_helpers().
+    std::string lanewise(const char *fn, Type t, const Expr &a, const Expr &b) {
+        return std::string(fn) + "<" + cm_type(t) + ", " + w() + ">(" + as_vector(a) + ", " + as_vector(b) + ")";
+    }
+
+    /// Integer min (`op` "<") or max (">"), each operand printed once.
     std::string min_max(Type t, const char *op, const Expr &a, const Expr &b) {
         std::string x = vec(a), y = vec(b);
         return vselect(t, "(" + x + " " + op + " " + y + ")", x, y);
@@ -472,31 +484,37 @@ private:
         out << p << "}\n";
     }
 };
-/// Lane-wise helpers of the printed kernels: select, and integer division
-/// rounding down (Halide's; x / 0 and x % 0 are 0).
+/// Lane-wise helpers of the printed kernels: select, and the operations
+/// whose semantics pulse/ScalarSemantics.h defines (integer / and %, float
+/// min and max), applied lane by lane with its functions.
 std::string vector_helpers() {
-    return "template <typename T, int N>\n"
-           "inline vector<T, N> pulse_vselect(vector<ushort, N> c, vector<T, N> a, vector<T, N> b) {\n"
-           "    vector<T, N> r = b;\n"
-           "    r.merge(a, c);\n"
-           "    return r;\n"
-           "}\n"
-           "template <typename T, int N>\n"
-           "inline vector<T, N> pulse_vfloordiv(vector<T, N> a, vector<T, N> b) {\n"
-           "    vector<T, N> d = b;\n"
-           "    d.merge(1, b == 0);\n"
-           "    vector<T, N> q = a / d;\n"
-           "    vector<T, N> r = a - q * d;\n"
-           "    q.merge(q - 1, (r != 0) & ((r < 0) != (d < 0)));\n"
-           "    q.merge(0, b == 0);\n"
-           "    return q;\n"
-           "}\n"
-           "template <typename T, int N>\n"
-           "inline vector<T, N> pulse_vfloormod(vector<T, N> a, vector<T, N> b) {\n"
-           "    vector<T, N> r = a - pulse_vfloordiv<T, N>(a, b) * b;\n"
-           "    r.merge(0, b == 0);\n"
-           "    return r;\n"
-           "}\n";
+    std::string s = "template <typename T, int N>\n"
+                    "inline vector<T, N> pulse_vselect(vector<ushort, N> c, vector<T, N> a, vector<T, N> b) {\n"
+                    "    vector<T, N> r = b;\n"
+                    "    r.merge(a, c);\n"
+                    "    return r;\n"
+                    "}\n";
+    for (const char *fn : {"div", "mod", "fmin", "fmax"}) {
+        s += std::string("template <typename T, int N>\n") + "inline vector<T, N> pulse_v" + fn +
+             "(vector<T, N> a, vector<T, N> b) {\n"
+             "    vector<T, N> r;\n"
+             "    for (int i = 0; i < N; i++) r(i) = pulse_" + fn + "<T>(a(i), b(i));\n"
+             "    return r;\n"
+             "}\n";
+    }
+    s += "template <typename T, int N>\n"
+         "inline vector<T, N> pulse_vfabs(vector<T, N> a) {\n"
+         "    vector<T, N> r;\n"
+         "    for (int i = 0; i < N; i++) r(i) = pulse_fabs<T>(a(i));\n"
+         "    return r;\n"
+         "}\n"
+         "template <typename U, typename T, int N>\n"
+         "inline vector<U, N> pulse_viabs(vector<T, N> a) {\n"
+         "    vector<U, N> r;\n"
+         "    for (int i = 0; i < N; i++) r(i) = pulse_iabs<U, T>(a(i));\n"
+         "    return r;\n"
+         "}\n";
+    return s;
 }
 
 void write_file(const std::string &path, const std::string &text) {
@@ -580,7 +598,7 @@ std::string print_kernel_file(const kir::Kernel &k, const CmTarget &target) {
         << "// touch memory use element offset " << kOutOfBounds << ": the buffer surface's bounds\n"
         << "// check makes such a read return 0 and drops such a write.\n";
     out << "#include <cm/cm.h>\n#include <stdint.h>\n\n";
-    out << "#ifndef PULSE_C_HELPERS\n#define PULSE_C_HELPERS\n" << c_helper_functions("static inline") << "#endif\n";
+    out << scalar_semantics_source();
     out << "#ifndef PULSE_CM_VECTOR_HELPERS\n#define PULSE_CM_VECTOR_HELPERS\n" << vector_helpers() << "#endif\n\n";
     out << "extern \"C\" _GENX_MAIN_ void " << k.name << "(";
     std::vector<std::string> params = kernel_parameters(k);
@@ -900,7 +918,8 @@ std::string cm_emulation_compile_command(const std::string &source, const std::s
     // -O1: the emulation's element loops need some optimisation to run fast,
     // and -O2 costs more compile time than it saves here.
     const std::string include_dir = (std::filesystem::path(source).parent_path() / "cm_emu").string();
-    return host_cxx_compiler() + " -std=c++17 -O1 -Wno-attributes -I '" + include_dir + "' '" + source + "' -o '" + binary +
+    // -fwrapv: the GPU's integer arithmetic wraps, and so does the language's.
+    return host_cxx_compiler() + " -std=c++17 -O1 -fwrapv -Wno-attributes -I '" + include_dir + "' '" + source + "' -o '" + binary +
            "' 2>&1";
 }
 

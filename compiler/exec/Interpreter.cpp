@@ -6,6 +6,7 @@
 
 #include "exec/ExprCompiler.h"
 #include "exec/InputRegions.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 namespace ir {
@@ -212,7 +213,7 @@ private:
         std::vector<int64_t> distance(n);
         for (size_t i = 0; i < op->args.size(); i++) {
             int loop = program.loop_index(producer.args[i]);
-            distance[loop] = *as_const_int(simplify(Variable::make(Int(32), producer.args[i]) - op->args[i]));
+            distance[loop] = *as_const_int(simplify_exact(Variable::make(Int(32), producer.args[i]) - op->args[i]));
         }
         int64_t offset = 0;
         for (size_t i = 0; i < n; i++) offset += distance[i] * strides[i];

@@ -62,13 +62,23 @@ Value from_double(Type t, double v) {
     return from_int(t, v <= -9223372036854775808.0 ? INT64_MIN : v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)v);
 }
 
-double as_double(Type t, Value v) { return t.is_float() ? v.f : t.is_uint() || t.is_bool() ? (double)v.u : (double)v.i; }
-
-Value convert(Type to, Type from, Value v) {
-    if (from.is_float()) return from_double(to, v.f);
-    if (from.is_uint() || from.is_bool()) return from_uint(to, v.u);
-    return from_int(to, v.i);
+/// A lane's value of type `t` as a Scalar and back: the executor's
+/// arithmetic and conversions are the language's (Scalar.h), not its own.
+Scalar to_scalar(Type t, Value v) {
+    if (t.is_float()) return t.bits() == 32 ? Scalar::of_float((float)v.f) : Scalar::of_double(v.f);
+    if (t.is_uint() || t.is_bool()) return Scalar::of_uint(v.u);
+    return Scalar::of_int(v.i);
 }
+
+Value from_scalar(Type t, const Scalar &s) {
+    Value r;
+    if (t.is_float()) r.f = t.bits() == 32 ? (double)s.as_float() : s.as_double();
+    else if (t.is_uint() || t.is_bool()) r.u = Scalar::normalize(s, t).as_uint();
+    else r.i = Scalar::normalize(s, t).as_int();
+    return r;
+}
+
+Value convert(Type to, Type from, Value v) { return from_scalar(to, Scalar::cast(to_scalar(from, v), from, to)); }
 
 bool truth(Value v) { return v.u != 0; }
 
@@ -454,6 +464,12 @@ private:
         return from_int(t, (int64_t)op((uint64_t)x.i, (uint64_t)y.i));  // wrap-around
     }
 
+    /// The language's binary operation `op` (Scalar.h's binary_fn).
+    Value binary(BinaryOp op, const Expr &a, const Expr &b, int l) {
+        const Type t = a.type();
+        return from_scalar(t, binary_fn(op, t)(to_scalar(t, eval(a, l)), to_scalar(t, eval(b, l))));
+    }
+
     template<typename F>
     Value compare(const Expr &a, const Expr &b, int l, F op) {
         Type t = a.type();
@@ -471,27 +487,13 @@ private:
         if (const FloatImm *op = e.as<FloatImm>()) return from_double(t, op->value);
         if (const Variable *op = e.as<Variable>()) return lookup(op->name, l);
         if (const Cast *op = e.as<Cast>()) return convert(t, op->value.type(), eval(op->value, l));
-        if (const Add *op = e.as<Add>()) return arith(op->a, op->b, l, [](auto x, auto y) { return x + y; });
-        if (const Sub *op = e.as<Sub>()) return arith(op->a, op->b, l, [](auto x, auto y) { return x - y; });
-        if (const Mul *op = e.as<Mul>()) return arith(op->a, op->b, l, [](auto x, auto y) { return x * y; });
-        if (const Div *op = e.as<Div>()) {
-            Value x = eval(op->a, l), y = eval(op->b, l);
-            if (t.is_float()) return from_double(t, x.f / y.f);
-            if (t.is_uint()) return from_uint(t, y.u == 0 ? 0 : x.u / y.u);
-            return from_int(t, y.i == 0 ? 0 : div_imp(x.i, y.i));
-        }
-        if (const Mod *op = e.as<Mod>()) {
-            Value x = eval(op->a, l), y = eval(op->b, l);
-            if (t.is_float()) return from_double(t, mod_imp(x.f, y.f));
-            if (t.is_uint()) return from_uint(t, y.u == 0 ? 0 : x.u % y.u);
-            return from_int(t, y.i == 0 ? 0 : mod_imp(x.i, y.i));
-        }
-        if (const Min *op = e.as<Min>()) {
-            return truth(compare(op->a, op->b, l, [](auto x, auto y) { return x < y; })) ? eval(op->a, l) : eval(op->b, l);
-        }
-        if (const Max *op = e.as<Max>()) {
-            return truth(compare(op->a, op->b, l, [](auto x, auto y) { return x > y; })) ? eval(op->a, l) : eval(op->b, l);
-        }
+        if (const Add *op = e.as<Add>()) return binary(BinaryOp::Add, op->a, op->b, l);
+        if (const Sub *op = e.as<Sub>()) return binary(BinaryOp::Sub, op->a, op->b, l);
+        if (const Mul *op = e.as<Mul>()) return binary(BinaryOp::Mul, op->a, op->b, l);
+        if (const Div *op = e.as<Div>()) return binary(BinaryOp::Div, op->a, op->b, l);
+        if (const Mod *op = e.as<Mod>()) return binary(BinaryOp::Mod, op->a, op->b, l);
+        if (const Min *op = e.as<Min>()) return binary(BinaryOp::Min, op->a, op->b, l);
+        if (const Max *op = e.as<Max>()) return binary(BinaryOp::Max, op->a, op->b, l);
         if (const EQ *op = e.as<EQ>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x == y; });
         if (const NE *op = e.as<NE>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x != y; });
         if (const LT *op = e.as<LT>()) return compare(op->a, op->b, l, [](auto x, auto y) { return x < y; });
@@ -571,21 +573,11 @@ private:
         if (op->is_intrinsic(Call::bitwise_or)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) | bits(y); });
         if (op->is_intrinsic(Call::bitwise_xor)) return arith(op->args[0], op->args[1], l, [](auto x, auto y) { return bits(x) ^ bits(y); });
         if (op->is_intrinsic(Call::abs)) {
-            Type at = op->args[0].type();
-            Value x = eval(op->args[0], l);
-            if (at.is_float()) return from_double(op->type, std::fabs(x.f));
-            if (at.is_uint()) return from_uint(op->type, x.u);
-            return from_uint(op->type, x.i < 0 ? (uint64_t)0 - (uint64_t)x.i : (uint64_t)x.i);
+            const Type at = op->args[0].type();
+            return from_scalar(op->type, abs_fn(at)(to_scalar(at, eval(op->args[0], l))));
         }
-        if (op->call_type == Call::PureExtern && op->type.is_float() && op->args.size() == 1) {
-            double x = as_double(op->args[0].type(), eval(op->args[0], l));
-            static const std::unordered_map<std::string, double (*)(double)> unary = {
-                {"sqrt_f32", std::sqrt}, {"sqrt_f64", std::sqrt}, {"exp_f32", std::exp}, {"exp_f64", std::exp},
-                {"log_f32", std::log},   {"log_f64", std::log},   {"sin_f32", std::sin}, {"sin_f64", std::sin},
-                {"cos_f32", std::cos},   {"cos_f64", std::cos},   {"floor_f32", std::floor}, {"floor_f64", std::floor},
-                {"ceil_f32", std::ceil}, {"ceil_f64", std::ceil}};
-            auto it = unary.find(n);
-            if (it != unary.end()) return from_double(op->type, it->second(x));
+        if (const UnaryFn fn = op->args.size() == 1 ? math_fn(n, op->type) : nullptr) {
+            return from_scalar(op->type, fn(to_scalar(op->args[0].type(), eval(op->args[0], l))));
         }
         evaluation_error("kernel ", kernel.name, ": cannot evaluate the call ", Expr(op));
     }

@@ -1,4 +1,5 @@
 #include "ir/KernelIR.h"
+#include "ir/ExactSimplify.h"
 
 #include <pthread.h>
 
@@ -40,7 +41,7 @@ BufferArg &Kernel::buffer(const std::string &name) {
 Expr Kernel::warp_count() const {
     Expr n = make_const(Int(64), 1);
     for (const GridLoop &g : grid) n = n * cast(Int(64), g.extent);
-    return simplify(n);
+    return simplify_exact(n);
 }
 
 Expr shuffle(const char *which, const Expr &value, const Expr &amount) {
@@ -149,7 +150,7 @@ Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
             index = index + (cast(Int(64), coords[d]) - buffer_min(b.name, d)) * buffer_stride(b.name, d);
         }
     }
-    return simplify(index);
+    return simplify_exact(index);
 }
 
 Expr in_bounds(const BufferArg &b, const std::vector<Expr> &coords) {
@@ -162,7 +163,7 @@ Expr in_bounds(const BufferArg &b, const std::vector<Expr> &coords) {
             inside = inside && c >= buffer_min(b.name, d) && c < buffer_min(b.name, d) + buffer_extent(b.name, d);
         }
     }
-    return simplify(inside);
+    return simplify_exact(inside);
 }
 
 namespace {

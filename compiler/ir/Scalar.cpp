@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "pulse/Error.h"
+#include "pulse/ScalarSemantics.h"
 
 namespace pulse {
 
@@ -12,31 +14,174 @@ using Halide::Type;
 
 namespace {
 
-/// Truncates towards zero into int64, saturating; NaN is 0.
-int64_t truncate_to_int64(double v) {
-    if (std::isnan(v)) return 0;
-    if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-    if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-    return (int64_t)v;  // in range: truncates towards zero
-}
-
-/// Truncates towards zero into uint64: a negative value wraps like its int64
-/// truncation (as C on the usual targets does for an in-range int64), a value
-/// of 2^64 or more saturates; NaN is 0.
-uint64_t truncate_to_uint64(double v) {
-    if (std::isnan(v)) return 0;
-    if (v < 0) return (uint64_t)truncate_to_int64(v);
-    if (v >= 18446744073709551616.0) return std::numeric_limits<uint64_t>::max();
-    return (uint64_t)v;
-}
-
 /// An operand of signed integer type of `width` bits, as its exact value.
 int64_t signed_operand(const Scalar &v, int width) { return wrap_signed(v.as_uint(), width); }
 /// An operand of unsigned integer type of `width` bits, as its exact value.
 uint64_t unsigned_operand(const Scalar &v, int width) { return v.as_uint() & width_mask(width); }
 
 
+/// A float (read at its own precision) as type `to`: pulse_float_to_int for
+/// integers, != 0 for bool (NaN is true), one rounding for float32.
+template<typename F>
+Scalar float_to(F x, Type to) {
+    switch (scalar_shape(to)) {
+    case ScalarShape::Bool: return Scalar::of_bool(x != 0);
+    case ScalarShape::Float32: return Scalar::of_float((float)x);
+    case ScalarShape::Float64: return Scalar::of_double((double)x);
+    case ScalarShape::Signed:
+        switch (to.bits()) {
+        case 8: return Scalar::of_int(pulse_float_to_int<int8_t>(x));
+        case 16: return Scalar::of_int(pulse_float_to_int<int16_t>(x));
+        case 32: return Scalar::of_int(pulse_float_to_int<int32_t>(x));
+        default: return Scalar::of_int(pulse_float_to_int<int64_t>(x));
+        }
+    case ScalarShape::Unsigned:
+        switch (to.bits()) {
+        case 8: return Scalar::of_uint(pulse_float_to_int<uint8_t>(x));
+        case 16: return Scalar::of_uint(pulse_float_to_int<uint16_t>(x));
+        case 32: return Scalar::of_uint(pulse_float_to_int<uint32_t>(x));
+        default: return Scalar::of_uint(pulse_float_to_int<uint64_t>(x));
+        }
+    }
+    return Scalar();
+}
+
+/// A Scalar as C type T and back (T's value exactly).
+template<typename T>
+T get(const Scalar &v) {
+    if constexpr (std::is_same_v<T, bool>) return v.is_true();
+    else if constexpr (std::is_same_v<T, float>) return v.as_float();
+    else if constexpr (std::is_same_v<T, double>) return v.as_double();
+    else if constexpr (std::is_signed_v<T>) return (T)wrap_signed(v.as_uint(), sizeof(T) * 8);
+    else return (T)(v.as_uint() & width_mask(sizeof(T) * 8));
+}
+template<typename T>
+Scalar put(T v) {
+    if constexpr (std::is_same_v<T, bool>) return Scalar::of_bool(v);
+    else if constexpr (std::is_same_v<T, float>) return Scalar::of_float(v);
+    else if constexpr (std::is_same_v<T, double>) return Scalar::of_double(v);
+    else if constexpr (std::is_signed_v<T>) return Scalar::of_int(v);
+    else return Scalar::of_uint(v);
+}
+
+template<typename T, BinaryOp op>
+Scalar apply(const Scalar &sa, const Scalar &sb) {
+    const T a = get<T>(sa), b = get<T>(sb);
+    if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (op == BinaryOp::Add) return put<T>(a + b);
+        if constexpr (op == BinaryOp::Sub) return put<T>(a - b);
+        if constexpr (op == BinaryOp::Mul) return put<T>(a * b);
+        if constexpr (op == BinaryOp::Div) return put<T>(a / b);
+        if constexpr (op == BinaryOp::Mod) return put<T>(pulse_fmod<T>(a, b));
+        if constexpr (op == BinaryOp::Min) return put<T>(pulse_fmin<T>(a, b));
+        if constexpr (op == BinaryOp::Max) return put<T>(pulse_fmax<T>(a, b));
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if constexpr (op == BinaryOp::Min) return put<T>(a && b);
+        if constexpr (op == BinaryOp::Max) return put<T>(a || b);
+    } else {
+        if constexpr (op == BinaryOp::Add) return put<T>(pulse_add<T>(a, b));
+        if constexpr (op == BinaryOp::Sub) return put<T>(pulse_sub<T>(a, b));
+        if constexpr (op == BinaryOp::Mul) return put<T>(pulse_mul<T>(a, b));
+        if constexpr (op == BinaryOp::Div) return put<T>(pulse_div<T>(a, b));
+        if constexpr (op == BinaryOp::Mod) return put<T>(pulse_mod<T>(a, b));
+        if constexpr (op == BinaryOp::Min) return put<T>(a < b ? a : b);
+        if constexpr (op == BinaryOp::Max) return put<T>(a > b ? a : b);
+    }
+    return Scalar();
+}
+
+template<typename T>
+BinaryFn binary_fn_of(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Add: return apply<T, BinaryOp::Add>;
+    case BinaryOp::Sub: return apply<T, BinaryOp::Sub>;
+    case BinaryOp::Mul: return apply<T, BinaryOp::Mul>;
+    case BinaryOp::Div: return apply<T, BinaryOp::Div>;
+    case BinaryOp::Mod: return apply<T, BinaryOp::Mod>;
+    case BinaryOp::Min: return apply<T, BinaryOp::Min>;
+    case BinaryOp::Max: return apply<T, BinaryOp::Max>;
+    }
+    return nullptr;
+}
+
+/// Calls f(T()) with T the C type of `t`.
+template<typename F>
+auto with_c_type(Type t, F f) {
+    switch (scalar_shape(t)) {
+    case ScalarShape::Bool: return f(bool());
+    case ScalarShape::Float32: return f(float());
+    case ScalarShape::Float64: return f(double());
+    case ScalarShape::Signed:
+        switch (t.bits()) {
+        case 8: return f(int8_t());
+        case 16: return f(int16_t());
+        case 32: return f(int32_t());
+        default: return f(int64_t());
+        }
+    case ScalarShape::Unsigned:
+        switch (t.bits()) {
+        case 8: return f(uint8_t());
+        case 16: return f(uint16_t());
+        case 32: return f(uint32_t());
+        default: return f(uint64_t());
+        }
+    }
+    return f(int64_t());
+}
+
+template<typename F, F (*fn)(F)>
+Scalar unary(const Scalar &v) {
+    return put<F>(fn(get<F>(v)));
+}
+
+template<typename T>
+Scalar abs_of(const Scalar &v) {
+    if constexpr (std::is_floating_point_v<T>) return put<T>(pulse_fabs<T>(get<T>(v)));
+    else if constexpr (std::is_same_v<T, bool>) return v;
+    else return put<std::make_unsigned_t<T>>(pulse_iabs<std::make_unsigned_t<T>, T>(get<T>(v)));
+}
+
+float sqrt32(float x) { return std::sqrt(x); }
+double sqrt64(double x) { return std::sqrt(x); }
+float exp32(float x) { return std::exp(x); }
+double exp64(double x) { return std::exp(x); }
+float log32(float x) { return std::log(x); }
+double log64(double x) { return std::log(x); }
+float sin32(float x) { return std::sin(x); }
+double sin64(double x) { return std::sin(x); }
+float cos32(float x) { return std::cos(x); }
+double cos64(double x) { return std::cos(x); }
+float floor32(float x) { return pulse_floor<float>(x); }
+double floor64(double x) { return pulse_floor<double>(x); }
+float ceil32(float x) { return -pulse_floor<float>(-x); }
+double ceil64(double x) { return -pulse_floor<double>(-x); }
+
 }  // namespace
+
+BinaryFn binary_fn(BinaryOp op, Type t) {
+    if (t.is_bool() && op != BinaryOp::Min && op != BinaryOp::Max) {
+        compile_error("arithmetic on bool values is not part of the language (only min and max, which are && and ||)");
+    }
+    return with_c_type(t, [&](auto tag) { return binary_fn_of<decltype(tag)>(op); });
+}
+
+UnaryFn abs_fn(Type operand) {
+    return with_c_type(operand, [&](auto tag) -> UnaryFn { return abs_of<decltype(tag)>; });
+}
+
+UnaryFn math_fn(const std::string &name, Type t) {
+    static const std::map<std::string, std::pair<UnaryFn, UnaryFn>> functions = {
+        {"sqrt", {unary<float, sqrt32>, unary<double, sqrt64>}},    {"exp", {unary<float, exp32>, unary<double, exp64>}},
+        {"log", {unary<float, log32>, unary<double, log64>}},       {"sin", {unary<float, sin32>, unary<double, sin64>}},
+        {"cos", {unary<float, cos32>, unary<double, cos64>}},       {"floor", {unary<float, floor32>, unary<double, floor64>}},
+        {"ceil", {unary<float, ceil32>, unary<double, ceil64>}}};
+    if (!t.is_float() || name.size() < 5) return nullptr;
+    const std::string suffix = name.substr(name.size() - 4);
+    if (suffix != (t.bits() == 32 ? "_f32" : "_f64")) return nullptr;
+    auto it = functions.find(name.substr(0, name.size() - 4));
+    if (it == functions.end()) return nullptr;
+    return t.bits() == 32 ? it->second.first : it->second.second;
+}
 
 ScalarShape scalar_shape(Type t) {
     if (t.is_bool()) return ScalarShape::Bool;
@@ -60,8 +205,8 @@ int64_t Scalar::as_int() const {
     switch (kind_) {
     case Kind::Int: return bits_.i;
     case Kind::UInt: return (int64_t)bits_.u;
-    case Kind::Float32: return truncate_to_int64(bits_.f);
-    case Kind::Float64: return truncate_to_int64(bits_.d);
+    case Kind::Float32: return pulse_float_to_int<int64_t>(bits_.f);
+    case Kind::Float64: return pulse_float_to_int<int64_t>(bits_.d);
     }
     return 0;
 }
@@ -70,8 +215,8 @@ uint64_t Scalar::as_uint() const {
     switch (kind_) {
     case Kind::Int: return (uint64_t)bits_.i;
     case Kind::UInt: return bits_.u;
-    case Kind::Float32: return truncate_to_uint64(bits_.f);
-    case Kind::Float64: return truncate_to_uint64(bits_.d);
+    case Kind::Float32: return pulse_float_to_int<uint64_t>(bits_.f);
+    case Kind::Float64: return pulse_float_to_int<uint64_t>(bits_.d);
     }
     return 0;
 }
@@ -141,6 +286,9 @@ void require_supported_type(Type t, const std::string &where) {
 }
 
 Scalar Scalar::normalize(Scalar v, Type t) {
+    // A float held for an integer type converts as a cast does.
+    if (v.kind() == Kind::Float32 && !t.is_float()) return float_to(v.as_float(), t);
+    if (v.kind() == Kind::Float64 && !t.is_float()) return float_to(v.as_double(), t);
     switch (scalar_shape(t)) {
     case ScalarShape::Bool: return of_bool(v.is_true());
     case ScalarShape::Signed: return of_int(wrap_signed(v.is_integer() ? v.as_uint() : (uint64_t)v.as_int(), t.bits()));
@@ -153,17 +301,8 @@ Scalar Scalar::normalize(Scalar v, Type t) {
 
 Scalar Scalar::cast(Scalar v, Type from, Type to) {
     const ScalarShape f = scalar_shape(from), t = scalar_shape(to);
-    if (f == ScalarShape::Float32 || f == ScalarShape::Float64) {
-        // Read the float at its own precision, then convert once.
-        const double x = f == ScalarShape::Float32 ? (double)v.as_float() : v.as_double();
-        switch (t) {
-        case ScalarShape::Bool: return of_bool(x != 0 || std::isnan(x));
-        case ScalarShape::Signed: return of_int(wrap_signed((uint64_t)truncate_to_int64(x), to.bits()));
-        case ScalarShape::Unsigned: return of_uint(truncate_to_uint64(x) & width_mask(to.bits()));
-        case ScalarShape::Float32: return of_float(f == ScalarShape::Float32 ? v.as_float() : (float)x);
-        case ScalarShape::Float64: return of_double(x);
-        }
-    }
+    if (f == ScalarShape::Float32) return float_to(v.as_float(), to);
+    if (f == ScalarShape::Float64) return float_to(v.as_double(), to);
     // An integer or bool source: its exact value first.
     const bool is_signed = f == ScalarShape::Signed;
     const int64_t si = is_signed ? signed_operand(v, from.bits()) : 0;

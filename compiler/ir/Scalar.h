@@ -61,12 +61,11 @@ public:
     bool is_integer() const { return kind_ == Kind::Int || kind_ == Kind::UInt; }
 
     /// As a signed 64-bit integer: integers keep their two's complement bits
-    /// (a uint64 above INT64_MAX wraps), floats are truncated towards zero
-    /// (saturating at the int64 range; NaN is 0).
+    /// (a uint64 above INT64_MAX wraps), floats convert as a cast to int64
+    /// does (pulse_float_to_int: truncated, saturated, NaN is 0).
     int64_t as_int() const;
     /// As an unsigned 64-bit integer: integers keep their bits (a negative
-    /// int64 wraps modulo 2^64), floats are truncated towards zero (a negative
-    /// one wraps like its int64 truncation; saturating beyond 2^64; NaN is 0).
+    /// int64 wraps modulo 2^64), floats convert as a cast to uint64 does.
     uint64_t as_uint() const;
     /// As a float32: one correctly rounded conversion from what it holds.
     float as_float() const;
@@ -82,10 +81,12 @@ public:
     /// and another compare as doubles); two NaNs are the same.
     static bool same(const Scalar &a, const Scalar &b);
 
-    /// The value `v` of type `from` as a value of type `to`, as Halide's
-    /// cast does: integers wrap to the narrower width (sign-extending a signed
-    /// source), floats truncate towards zero to integers, integers round to
-    /// the nearest float, bool is 0 or 1.
+    /// The value `v` of type `from` as a value of type `to`, as the
+    /// language's cast does (docs/language.md, pulse/ScalarSemantics.h):
+    /// integers wrap to the narrower width (sign-extending a signed source),
+    /// floats truncate towards zero to integers, saturating, NaN to 0, and
+    /// are true where nonzero (NaN too), integers round to the nearest float,
+    /// bool is 0 or 1.
     static Scalar cast(Scalar v, Halide::Type from, Halide::Type to);
     /// `v` (of any kind) reduced to what a value of type `t` holds: integers
     /// wrap to the width of `t`, float32 rounds once. Throws CompileError for
@@ -101,6 +102,26 @@ private:
         double d;
     } bits_;
 };
+
+/// The binary arithmetic of the language (operands and result of one type).
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max };
+/// One operation at one type, as pulse/ScalarSemantics.h defines it (the
+/// functions generated code calls): integers wrap, division is Euclidean
+/// with x / 0 = 0, float min/max ignore NaN. Looked up once per operation
+/// site, so evaluators pay no dispatch per value.
+using BinaryFn = Scalar (*)(const Scalar &, const Scalar &);
+/// The function of `op` at type `t`; throws CompileError where the language
+/// has no such operation (arithmetic on bool other than min/max).
+BinaryFn binary_fn(BinaryOp op, Halide::Type t);
+
+/// A math function of the language (Halide's sqrt, exp, log, sin, cos,
+/// floor, ceil, abs as the calls name them: "sqrt_f32", ...) at float type
+/// `t`; nullptr if there is none. float32 calls compute in float.
+using UnaryFn = Scalar (*)(const Scalar &);
+UnaryFn math_fn(const std::string &name, Halide::Type t);
+/// Halide's abs of a value of type `operand` (a signed integer gives the
+/// unsigned integer of its width, exactly).
+UnaryFn abs_fn(Halide::Type operand);
 
 /// `v` as a value of type `t` in text: integers exactly, floats with the
 /// digits that identify them (9 for float32, 17 for float64).

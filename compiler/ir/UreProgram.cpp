@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/ReferenceOrder.h"
+#include "ir/ExactSimplify.h"
 
 #include <ostream>
 #include <sstream>
@@ -70,7 +71,7 @@ Halide::Expr defined_condition(const Halide::Expr &e) {
     using namespace Halide::Internal;
     if (is_undefined_value(e)) return const_false();
     if (const Select *op = e.as<Select>()) {
-        return simplify(select(op->condition, defined_condition(op->true_value), defined_condition(op->false_value)));
+        return simplify_exact(select(op->condition, defined_condition(op->true_value), defined_condition(op->false_value)));
     }
     return const_true();
 }

@@ -11,6 +11,7 @@
 #include "lower/SlideWindows.h"
 #include "lower/SpecializeInterior.h"
 #include "lower/StageInShared.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -39,7 +40,7 @@ void run_kernel_passes(kir::Kernel &kernel, const KernelPassOptions &options) {
         if (!options.register_window && (pass.run == hoist_loads || pass.run == slide_windows || pass.run == prefetch_loads)) continue;
         auto start = std::chrono::steady_clock::now();
         pass.run(kernel);
-        kernel.body = Halide::Internal::simplify(kernel.body);
+        kernel.body = simplify_exact(kernel.body);
         if (options.timing) {
             std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
             *options.timing << "pass " << pass.name << ": " << ms.count() << " ms\n";

@@ -8,6 +8,7 @@
 
 #include "exec/InputRegions.h"
 #include "ir/Affine.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -46,7 +47,7 @@ std::optional<Expr> copy_condition(const Expr &e, const sys::Tap &tap) {
         if (contains_tap(op->condition, tap)) return std::nullopt;
         std::optional<Expr> a = copy_condition(op->true_value, tap), b = copy_condition(op->false_value, tap);
         if (!a || !b) return std::nullopt;
-        return simplify(select(op->condition, *a, *b));
+        return simplify_exact(select(op->condition, *a, *b));
     }
     return std::nullopt;
 }
@@ -183,7 +184,7 @@ public:
         }
         kernel.grid = plan.grid;
         body = build(decode, body);
-        kernel.body = simplify(body);
+        kernel.body = simplify_exact(body);
         kernel.description = describe();
         return kernel;
     }
@@ -322,7 +323,7 @@ private:
                           "an output index of the form a*", v.var, " + ..., a > 0; no output is indexed so: index an output ",
                           "by '", v.var, "'");
         }
-        return simplify(best);
+        return simplify_exact(best);
     }
 
     void plan_loops() {
@@ -349,7 +350,7 @@ private:
             if (tile->factor < 1) compile_error("kernel ", name, ": tile(", var, ") factor ", tile->factor, " must be positive");
             pieces.push_back({tile->inner, 0, make_const(Int(64), tile->factor), tile->unroll_inner});
             // The outer loop's definition first: this one is written over it.
-            split(tile->outer, 0, simplify((extent + make_const(Int(64), tile->factor - 1)) / make_const(Int(64), tile->factor)));
+            split(tile->outer, 0, simplify_exact((extent + make_const(Int(64), tile->factor - 1)) / make_const(Int(64), tile->factor)));
             Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)min;
             plan.definitions.push_back({var, value});
         };
@@ -482,7 +483,7 @@ private:
 
     /// The PE index of `slot` on this thread.
     Expr pe_of_slot(int64_t slot) const {
-        return simplify(kir::array_thread(kernel) * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
+        return simplify_exact(kir::array_thread(kernel) * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
     }
 
     const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }
@@ -532,7 +533,7 @@ private:
         }
         for (Copy &c : copies) {
             for (const auto &[var, value] : plan.definitions) {
-                if (value.defined()) c.values[var] = simplify(substitute(c.values, value));
+                if (value.defined()) c.values[var] = simplify_exact(substitute(c.values, value));
             }
         }
         if (!period) {
@@ -550,7 +551,7 @@ private:
         boundary = 0;
         std::vector<Item> items;
         for (int64_t k = 0; k < period; k++) {
-            for (const Copy &c : copies) lower_step(simplify(block * (int)period + (int)(program.time_min + k)), k, c, items);
+            for (const Copy &c : copies) lower_step(simplify_exact(block * (int)period + (int)(program.time_min + k)), k, c, items);
         }
         // Each carried variable's last `history` values, for the next block.
         std::vector<Stmt> keep, init;
@@ -598,7 +599,7 @@ private:
                              std::to_string(position);
             active_var[j] = Variable::make(Bool(), active_name[j]);
             Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
-            actives.push_back({active_name[j], simplify(on_array && substitute(at[j], program.has_preimage)), Stmt()});
+            actives.push_back({active_name[j], simplify_exact(on_array && substitute(at[j], program.has_preimage)), Stmt()});
         }
         std::vector<Item> step;
         std::map<std::string, std::string> shuffled;  // a value moved by lanes -> its let in this step
@@ -646,14 +647,14 @@ private:
 
         for (const sys::Statement &st : program.statements) {
             for (int64_t j = 0; j < slots; j++) {
-                Expr value = simplify(substitute(at[j], st.value));
+                Expr value = simplify_exact(substitute(at[j], st.value));
                 if (st.is_output) {
                     Expr defined = ir::defined_condition(value);
                     Expr stored = lower_loads(resolve_earlier(zero_undefined(value), j));
                     std::vector<Expr> coords;
-                    for (const Expr &i : st.output_index) coords.push_back(simplify(substitute(at[j], i)));
+                    for (const Expr &i : st.output_index) coords.push_back(simplify_exact(substitute(at[j], i)));
                     const kir::BufferArg &out = buffer(st.ure);
-                    Expr cond = simplify(active_var[j] && defined);
+                    Expr cond = simplify_exact(active_var[j] && defined);
                     active_used[j] = true;
                     step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
                     continue;
@@ -665,7 +666,7 @@ private:
                 // slot may hold no source of a chain that others do.
                 std::map<std::string, Expr> over_any_pe = copy.values;
                 over_any_pe[program.time_var] = t;
-                Expr generic = zero_undefined(simplify(substitute(over_any_pe, st.value)));
+                Expr generic = zero_undefined(simplify_exact(substitute(over_any_pe, st.value)));
                 std::vector<sys::Tap> chains;
                 for (const sys::Tap &tap : sys::taps_in(generic)) {
                     if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
@@ -685,11 +686,11 @@ private:
                 } else {
                     const sys::Tap tap = chains[0];
                     std::optional<Expr> copies_where = copy_condition(generic, tap);
-                    Expr from_source = copies_where ? simplify(source_value(generic, tap)) : Expr();
+                    Expr from_source = copies_where ? simplify_exact(source_value(generic, tap)) : Expr();
                     if (copies_where && is_same_on_every_pe(from_source, program.space_var)) {
                         // A copy chain of a value that is the same on every PE
                         // (a broadcast): each PE computes it in place.
-                        result = lower_loads(resolve_earlier(simplify(substitute(at[j], from_source)), j));
+                        result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j));
                     } else if (slots > 1 || kernel.warps_per_array > 1) {
                         compile_error("kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
                                       "between them, and the array (", program.pe_count, " PEs) is wider than a warp; such chains ",
@@ -704,7 +705,7 @@ private:
                         step.push_back({own_n, own, Stmt()});
                         active_used[j] = true;
                         Expr copies_here = substitute(at[j], *copies_where);  // planned over a symbolic PE
-                        step.push_back({from_n, kir::chain_source(simplify(active_var[j] && !copies_here), tap.dp), Stmt()});
+                        step.push_back({from_n, kir::chain_source(simplify_exact(active_var[j] && !copies_here), tap.dp), Stmt()});
                         Expr from = Variable::make(Int(32), from_n);
                         result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
                     } else {

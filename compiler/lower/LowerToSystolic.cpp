@@ -7,6 +7,7 @@
 
 #include "ir/KernelIR.h"
 #include "analysis/ReverseTransform.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -29,7 +30,7 @@ protected:
         const ir::Ure &producer = program.ure(callee);
         std::vector<int64_t> distance(program.loops.size(), 0);
         for (size_t i = 0; i < op->args.size(); i++) {
-            const Expr d = simplify(Variable::make(Int(32), producer.args[i]) - op->args[i]);  // owns what k points to
+            const Expr d = simplify_exact(Variable::make(Int(32), producer.args[i]) - op->args[i]);  // owns what k points to
             const int64_t *k = as_const_int(d);
             if (!k) compile_error("call ", ir::to_source(Expr(op)), " in ", ure.name, " is not at a constant distance");
             distance[program.loop_index(producer.args[i])] = *k;
@@ -71,7 +72,7 @@ void inline_same_step_reads(sys::SystolicProgram &p) {
         sys::Statement &reader = p.statements[i];
         for (size_t round = 0;; round++) {
             bool changed = false;
-            reader.value = simplify(kir::replace_calls(reader.value, [&](const Call *op) -> Expr {
+            reader.value = simplify_exact(kir::replace_calls(reader.value, [&](const Call *op) -> Expr {
                 sys::Tap tap;
                 if (!sys::is_tap(Expr(op), &tap) || tap.dt != 0 || tap.var == reader.ure) return Expr();
                 auto at = position.find(tap.var);
@@ -187,7 +188,7 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
     p.reverse_how = reverse.how;
     std::map<std::string, Expr> substitution;
     for (size_t c = 0; c < t.source_loops.size(); c++) substitution[t.source_loops[c]] = reverse.source_of[c];
-    auto rewrite = [&](const Expr &e) { return simplify(substitute(substitution, e)); };
+    auto rewrite = [&](const Expr &e) { return simplify_exact(substitute(substitution, e)); };
 
     // Statements, and every tap each variable is read at.
     std::map<std::string, std::vector<sys::Tap>> taps_of, self_taps_of;

@@ -1,4 +1,5 @@
 #include "lower/PeelLoops.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -23,7 +24,7 @@ public:
             !e.as<Variable>() && only_of_var(e)) {
             Expr value;
             for (int64_t v = lo; v <= hi; v++) {
-                Expr at = simplify(substitute(var, make_const(Int(32), v), e));
+                Expr at = simplify_exact(substitute(var, make_const(Int(32), v), e));
                 if (!is_const(at) || (value.defined() && !equal(at, value))) {
                     value = Expr();
                     break;

@@ -1,4 +1,5 @@
 #include "lower/PlaceUniformInputs.h"
+#include "ir/ExactSimplify.h"
 
 #include <algorithm>
 #include <climits>
@@ -25,7 +26,7 @@ void place_uniform_inputs(kir::Kernel &kernel) {
             void visit(const For *op) override {
                 const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
                 if (lo && n) {
-                    ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify(op->min + op->extent - 1)));
+                    ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify_exact(op->min + op->extent - 1)));
                     IRVisitor::visit(op);
                 } else {
                     IRVisitor::visit(op);
@@ -34,7 +35,7 @@ void place_uniform_inputs(kir::Kernel &kernel) {
             void visit(const Call *op) override {
                 if (op->name == kir::intrinsic::load && kir::access_of(op).buffer == buffer) {
                     std::vector<Interval> ranges;
-                    for (const Expr &c : kir::access_of(op).coords) ranges.push_back(bounds_of_expr_in_scope(simplify(c), loops));
+                    for (const Expr &c : kir::access_of(op).coords) ranges.push_back(bounds_of_expr_in_scope(simplify_exact(c), loops));
                     loads.push_back({op, ranges});
                 }
                 IRVisitor::visit(op);
@@ -47,8 +48,8 @@ void place_uniform_inputs(kir::Kernel &kernel) {
             read = true;
             for (int d = 0; d < b.dimensions; d++) {
                 // The simplified bounds own what l and h point to.
-                const Expr lo_bound = ranges[d].is_bounded() ? simplify(ranges[d].min) : Expr();
-                const Expr hi_bound = ranges[d].is_bounded() ? simplify(ranges[d].max) : Expr();
+                const Expr lo_bound = ranges[d].is_bounded() ? simplify_exact(ranges[d].min) : Expr();
+                const Expr hi_bound = ranges[d].is_bounded() ? simplify_exact(ranges[d].max) : Expr();
                 const int64_t *l = lo_bound.defined() ? as_const_int(lo_bound) : nullptr;
                 const int64_t *h = hi_bound.defined() ? as_const_int(hi_bound) : nullptr;
                 if (!l || !h) {

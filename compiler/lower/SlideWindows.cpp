@@ -1,4 +1,5 @@
 #include "lower/SlideWindows.h"
+#include "ir/ExactSimplify.h"
 
 #include <map>
 #include <set>
@@ -19,7 +20,7 @@ struct HoistedLoad {
 bool same_coords(const std::vector<Expr> &a, const std::vector<Expr> &b) {
     if (a.size() != b.size()) return false;
     for (size_t d = 0; d < a.size(); d++) {
-        if (!is_const_zero(simplify(a[d] - b[d]))) return false;
+        if (!is_const_zero(simplify_exact(a[d] - b[d]))) return false;
     }
     return true;
 }

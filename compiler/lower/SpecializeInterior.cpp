@@ -1,4 +1,5 @@
 #include "lower/SpecializeInterior.h"
+#include "ir/ExactSimplify.h"
 
 #include <map>
 #include <set>
@@ -48,7 +49,7 @@ void specialize_interior(kir::Kernel &kernel) {
             void visit(const For *op) override {
                 const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
                 if (!lo || !n) return IRVisitor::visit(op);
-                loops.push_back({op->name, Interval(op->min, simplify(op->min + op->extent - 1))});
+                loops.push_back({op->name, Interval(op->min, simplify_exact(op->min + op->extent - 1))});
                 IRVisitor::visit(op);
                 loops.pop_back();
             }
@@ -89,8 +90,8 @@ void specialize_interior(kir::Kernel &kernel) {
                             Interval r = interval;
                             for (const Expr &c : conditions) {
                                 Interval pinned = solve_for_outer_interval(c, var);
-                                if (pinned.has_lower_bound() && is_const(simplify(pinned.min))) r.min = simplify(max(r.min, pinned.min));
-                                if (pinned.has_upper_bound() && is_const(simplify(pinned.max))) r.max = simplify(min(r.max, pinned.max));
+                                if (pinned.has_lower_bound() && is_const(simplify_exact(pinned.min))) r.min = simplify_exact(max(r.min, pinned.min));
+                                if (pinned.has_upper_bound() && is_const(simplify_exact(pinned.max))) r.max = simplify_exact(min(r.max, pinned.max));
                             }
                             loop_scope.push(var, r);
                         }
@@ -142,7 +143,7 @@ void specialize_interior(kir::Kernel &kernel) {
             void visit(const For *op) override {
                 const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
                 if (!lo || !n) return IRVisitor::visit(op);
-                domain.push(op->name, Interval(op->min, simplify(op->min + op->extent - 1)));
+                domain.push(op->name, Interval(op->min, simplify_exact(op->min + op->extent - 1)));
                 IRVisitor::visit(op);
                 domain.pop(op->name);
             }
@@ -170,7 +171,7 @@ void specialize_interior(kir::Kernel &kernel) {
                     bool reads_size = false;
                     for (const auto &[name, value] : uniform_lets) reads_size |= expr_uses_var(over_domain, name);
                     if (!reads_size) continue;
-                    Expr test = simplify(substitute(uniform_lets, over_domain));
+                    Expr test = simplify_exact(substitute(uniform_lets, over_domain));
                     bool uniform = !is_const_zero(test);
                     for (auto it = domain.cbegin(); uniform && it != domain.cend(); ++it) uniform = !expr_uses_var(test, it.name());
                     if (uniform) proven[key.str()] = test;
@@ -183,14 +184,14 @@ void specialize_interior(kir::Kernel &kernel) {
         // Interior: each buffer's box lies inside it (both corners in bounds).
         for (const auto &[buffer, box] : guards.boxes) {
             std::vector<Expr> lo, hi;
-            for (const Interval &r : box) lo.push_back(simplify(r.min)), hi.push_back(simplify(r.max));
+            for (const Interval &r : box) lo.push_back(simplify_exact(r.min)), hi.push_back(simplify_exact(r.max));
             const kir::BufferArg &b = kernel.buffer(buffer);
             conditions.push_back(kir::in_bounds(b, lo) && kir::in_bounds(b, hi));
         }
         for (const auto &[key, test] : selects.proven) conditions.push_back(test);
         Expr interior = const_true();
         for (const Expr &c : conditions) interior = interior && c;
-        interior = simplify(interior);
+        interior = simplify_exact(interior);
         // A condition that still varies across the lanes would split the warp
         // around its shuffles: keep the guarded code only.
         if (is_const_zero(interior) || expr_uses_var(interior, kir::lane_var) ||

@@ -1,4 +1,5 @@
 #include "lower/StageInShared.h"
+#include "ir/ExactSimplify.h"
 
 #include <algorithm>
 
@@ -29,7 +30,7 @@ public:
     void visit(const For *op) override {
         const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
         if (lo && n) {
-            ScopedBinding<Interval> bind(varying, op->name, Interval(op->min, simplify(op->min + op->extent - 1)));
+            ScopedBinding<Interval> bind(varying, op->name, Interval(op->min, simplify_exact(op->min + op->extent - 1)));
             IRVisitor::visit(op);
         } else {
             ScopedBinding<> bind(bound, op->name);
@@ -49,7 +50,7 @@ public:
         found = true;
         for (size_t d = 0; d < a.coords.size(); d++) {
             Interval r = expr_uses_vars(a.coords[d], bound) ? Interval::everything()
-                                                           : bounds_of_expr_in_scope(simplify(a.coords[d]), varying);
+                                                           : bounds_of_expr_in_scope(simplify_exact(a.coords[d]), varying);
             if (!r.is_bounded() && unknown.empty()) {
                 std::ostringstream s;
                 s << a.coords[d];
@@ -80,7 +81,7 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body,
     std::vector<Expr> min, extent;
     int64_t elements = 1;
     for (size_t d = 0; d < loads.box.size(); d++) {
-        Expr lo = simplify(loads.box[d].min), n = simplify(loads.box[d].max - loads.box[d].min + 1);
+        Expr lo = simplify_exact(loads.box[d].min), n = simplify_exact(loads.box[d].max - loads.box[d].min + 1);
         const int64_t *constant = as_const_int(n);
         if (!constant) {
             compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared): the box an array instance reads ",
@@ -103,7 +104,7 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body,
     std::vector<Expr> coords;
     Expr rest = e;
     for (size_t d = 0; d < min.size(); d++) {
-        coords.push_back(simplify(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
+        coords.push_back(simplify_exact(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
         rest = rest / extent[d];
     }
     Stmt copy = Store::make(tile, kir::load(b.type, b.name, kir::in_bounds(b, coords), coords), e, Parameter(), const_true(),
@@ -121,7 +122,7 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body,
             index = index + (a.coords[d] - min[d]) * stride;
             stride = stride * extent[d];
         }
-        Expr value = Load::make(op->type, tile, simplify(index), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+        Expr value = Load::make(op->type, tile, simplify_exact(index), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
         if (is_const_one(a.guard) || equal(a.guard, kir::in_bounds(b, a.coords))) return value;
         return select(a.guard, value, make_zero(op->type));
     });

@@ -28,10 +28,13 @@ struct Ssam2dLoops {
 };
 
 /// The spec; `weight` defines W(c, p, q, r, b) (it may read W itself, e.g. a
-/// broadcast chain from c == 0).
+/// broadcast chain from c == 0). `on_shape`, if given, says which window
+/// points (q, p) the sum takes: the others add nothing (not even a product
+/// with a zero weight, which is NaN for a NaN input), and cost nothing.
 inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, const pulse::Input &in,
                           std::vector<pulse::Input> inputs,
-                          const std::function<pulse::Expr(const Ssam2dLoops &, pulse::Func &)> &weight) {
+                          const std::function<pulse::Expr(const Ssam2dLoops &, pulse::Func &)> &weight,
+                          const std::function<pulse::Expr(const Ssam2dLoops &)> &on_shape = {}) {
     using namespace pulse;
     const int PE = params.get_int("PE", 32, K, 4096);
     const int C = PE - K + 1;                   // output columns per warp
@@ -45,9 +48,9 @@ inline pulse::Spec ssam2d(const pulse::Params &params, pulse::Type type, int K, 
         Out(Place::Device, "Out");
     X(c, p, q, r, b) = in(b * C + c + q, r + p);
     W(c, p, q, r, b) = weight(Ssam2dLoops{c, p, q, r, b}, W);
-    Z(c, p, q, r, b) = select(p == 0 && q == 0, cast(type, Expr(0.0)),
-                              select(p == 0, Z(c, p + K - 1, q - 1, r, b), Z(c, p - 1, q, r, b))) +
-                       X(c, p, q, r, b) * W(c, p, q, r, b);
+    Expr before = select(p == 0 && q == 0, cast(type, Expr(0.0)), select(p == 0, Z(c, p + K - 1, q - 1, r, b), Z(c, p - 1, q, r, b)));
+    Expr sum = before + X(c, p, q, r, b) * W(c, p, q, r, b);
+    Z(c, p, q, r, b) = on_shape ? select(on_shape(Ssam2dLoops{c, p, q, r, b}), sum, before) : sum;
     Out(b * C + c, r) = select(p == K - 1 && q == K - 1, Z(c, p, q, r, b));
     X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, K, q, 0, K, r, 0, R, b, 0, B);
     X.tile(r, ro, ri, RT);

@@ -39,10 +39,14 @@ struct Ssam3dDefaults {
 };
 
 /// The spec; `weight` defines W(c, p, n, q, r, d, b) (it may read W itself).
+/// `on_shape`, if given, says which window points (q, p, n) the sum takes:
+/// the others add nothing (not even a product with a zero weight, which is
+/// NaN for a NaN input), and cost nothing.
 inline pulse::Spec ssam3d(const pulse::Params &params, pulse::Type type, int K, const pulse::Input &in,
                           std::vector<pulse::Input> inputs,
                           const std::function<pulse::Expr(const Ssam3dLoops &, pulse::Func &)> &weight,
-                          const Ssam3dDefaults &defaults = {}) {
+                          const Ssam3dDefaults &defaults = {},
+                          const std::function<pulse::Expr(const Ssam3dLoops &)> &on_shape = {}) {
     using namespace pulse;
     const int PE = params.get_int("PE", defaults.PE, K, 4096);
     const int C = PE - K + 1;                                     // output columns per warp
@@ -59,11 +63,11 @@ inline pulse::Spec ssam3d(const pulse::Params &params, pulse::Type type, int K, 
     W(c, p, n, q, r, d, b) = weight(Ssam3dLoops{c, p, n, q, r, d, b}, W);
     // The partial sum: over p, then n (both in the lane), then one lane on per q.
     Expr first_of_column = p == 0 && n == 0;
-    Z(c, p, n, q, r, d, b) =
-        select(first_of_column && q == 0, cast(type, Expr(0.0)),
-               select(first_of_column, Z(c, p + K - 1, n + K - 1, q - 1, r, d, b),
-                      select(p == 0, Z(c, p + K - 1, n - 1, q, r, d, b), Z(c, p - 1, n, q, r, d, b)))) +
-        X(c, p, n, q, r, d, b) * W(c, p, n, q, r, d, b);
+    Expr before = select(first_of_column && q == 0, cast(type, Expr(0.0)),
+                         select(first_of_column, Z(c, p + K - 1, n + K - 1, q - 1, r, d, b),
+                                select(p == 0, Z(c, p + K - 1, n - 1, q, r, d, b), Z(c, p - 1, n, q, r, d, b))));
+    Expr sum = before + X(c, p, n, q, r, d, b) * W(c, p, n, q, r, d, b);
+    Z(c, p, n, q, r, d, b) = on_shape ? select(on_shape(Ssam3dLoops{c, p, n, q, r, d, b}), sum, before) : sum;
     Out(b * C + c, r, d) = select(p == K - 1 && n == K - 1 && q == K - 1, Z(c, p, n, q, r, d, b));
     X.merge_ures(W, Z, Out).set_bounds(c, 0, C, p, 0, K, n, 0, K, q, 0, K, r, 0, R, d, 0, D, b, 0, B);
     X.tile(r, ro, ri, RT);

@@ -50,6 +50,14 @@ Spec stencil2d(const Params &params, int radius, const std::vector<Point> &point
             coefficient = select(l.q == pt.dx + radius && l.p == pt.dy + radius, cast(T, Expr(pt.coefficient)), coefficient);
         }
         return coefficient;
+    }, [&](const pulse_examples::Ssam2dLoops &l) {
+        // The points of the shape: the sum skips the rest of the window.
+        Expr on;
+        for (const Point &pt : points) {
+            Expr here = l.q == pt.dx + radius && l.p == pt.dy + radius;
+            on = on.defined() ? (on || here) : here;
+        }
+        return on;
     });
 }
 
@@ -100,7 +108,15 @@ Spec stencil3d(const Params &params, int radius, const std::vector<Point3> &poin
                                  cast(T, Expr(pt.coefficient)), coefficient);
         }
         return coefficient;
-    }, defaults);
+    }, defaults, [&](const pulse_examples::Ssam3dLoops &l) {
+        // The points of the shape: the sum skips the rest of the window.
+        Expr on;
+        for (const Point3 &pt : points) {
+            Expr here = l.q == pt.dx + radius && l.p == pt.dy + radius && l.n == pt.dz + radius;
+            on = on.defined() ? (on || here) : here;
+        }
+        return on;
+    });
 }
 
 /// The 7-point star of radius 1: 0.25 at the centre, 0.125 at each of its six neighbours.

@@ -121,6 +121,23 @@ auto element(const V &v, int i) {
     }
 }
 
+/// One element converted to T as the hardware's mov does: a float to an
+/// integer truncates towards zero, saturates at T's range and takes NaN to
+/// 0 (C leaves that undefined); other conversions are C's.
+template<typename T, typename S>
+T convert(S v) {
+    if constexpr (std::is_floating_point<S>::value && std::is_integral<T>::value && !std::is_same<T, bool>::value) {
+        const int top = std::is_signed<T>::value ? (int)sizeof(T) * 8 - 1 : (int)sizeof(T) * 8;
+        const S limit = top == 64 ? (S)18446744073709551616.0 : (S)((uint64_t)1 << top);
+        if (v != v) return (T)0;
+        if (v >= limit) return std::numeric_limits<T>::max();
+        if (std::is_signed<T>::value ? v < -limit : v <= (S)-1) return std::numeric_limits<T>::min();
+        return (T)v;
+    } else {
+        return (T)v;
+    }
+}
+
 /// Copies `src` (an object of N elements or a scalar) into the N elements
 /// addressed by `at(i)`, reading all of the source first.
 template<typename T, int N, typename Src, typename At>
@@ -128,11 +145,11 @@ void assign(const Src &src, At at) {
     if constexpr (is_object<Src>) {
         static_assert(traits<decay<Src>>::size == N, "CM: assignment between objects of different sizes");
         T tmp[N];
-        for (int i = 0; i < N; i++) tmp[i] = (T)src.get(i);
+        for (int i = 0; i < N; i++) tmp[i] = convert<T>(src.get(i));
         for (int i = 0; i < N; i++) at(i) = tmp[i];
     } else {
         static_assert(is_scalar<Src>, "CM: unsupported right-hand side of an assignment");
-        for (int i = 0; i < N; i++) at(i) = (T)src;
+        for (int i = 0; i < N; i++) at(i) = convert<T>(src);
     }
 }
 
@@ -290,7 +307,7 @@ public:
     /// Every element set to `s`.
     template<typename S, typename = typename std::enable_if<cm_emu::is_scalar<S>>::type>
     vector(S s) {
-        for (int i = 0; i < N; i++) data[i] = (T)s;
+        for (int i = 0; i < N; i++) data[i] = cm_emu::convert<T>(s);
     }
     /// Element-wise conversion from any object of N elements.
     template<typename V, typename = typename std::enable_if<cm_emu::is_object<V>>::type, typename = void>
