@@ -1,15 +1,22 @@
 #include "RandomSystem.h"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
+#include <limits>
+#include <numeric>
+#include <optional>
 #include <sstream>
+
+#include "exec/InputRegions.h"
 
 namespace pulse::test {
 
 namespace {
 
 const char *const loop_names[] = {"i", "j", "k"};
-const char *const recurrence_names[] = {"A", "B", "C", "D"};
+const char *const recurrence_names[] = {"A", "B", "C", "D", "E"};
 const char *const input_names[] = {"x", "y"};
 
 int64_t uniform(std::mt19937 &rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
@@ -19,6 +26,12 @@ std::string type_text(const Halide::Type &t) {
     std::ostringstream s;
     s << (t.is_float() ? "Float(" : t.is_uint() ? "UInt(" : "Int(") << t.bits() << ")";
     return s.str();
+}
+
+/// The C++ type of `t`, for Halide's cast<T>(e).
+std::string cpp_type(const Halide::Type &t) {
+    if (t.is_float()) return t.bits() == 32 ? "float" : "double";
+    return std::string(t.is_uint() ? "uint" : "int") + std::to_string(t.bits()) + "_t";
 }
 
 /// An expression and its C++ text, built together so that the printed spec
@@ -46,6 +59,7 @@ Code binary(char op, const Code &a, const Code &b) {
 Code comparison(const std::string &op, const Code &a, int64_t k) {
     Expr b = Expr((int)k), e;
     if (op == "==") e = a.e == b;
+    else if (op == "!=") e = a.e != b;
     else if (op == "<") e = a.e < b;
     else if (op == ">") e = a.e > b;
     else if (op == "<=") e = a.e <= b;
@@ -61,6 +75,12 @@ Code constant(const Halide::Type &t, int64_t k) {
     }
     if (t == Halide::Int(32)) return {Expr((int)k), k < 0 ? "(" + std::to_string(k) + ")" : std::to_string(k)};
     return {Halide::cast(t, Expr((int)k)), "cast(" + type_text(t) + ", " + std::to_string(k) + ")"};
+}
+
+/// `c` of type `from` as type `to`: cast<T>(c) where they differ.
+Code converted(const Code &c, const Halide::Type &from, const Halide::Type &to) {
+    if (from == to) return c;
+    return {Halide::cast(to, c.e), "cast<" + cpp_type(to) + ">(" + c.s + ")"};
 }
 
 /// `c0 * i + c1 * j + k`.
@@ -90,8 +110,8 @@ struct Builder {
 
     explicit Builder(const System &s) : system(s) {
         for (size_t l = 0; l < s.loops(); l++) vars.emplace_back(loop_names[l]);
-        for (size_t r = 0; r < s.recurrences.size(); r++) recs.emplace_back(s.type, vars, Place::Device, recurrence_names[r]);
-        for (size_t n = 0; n < s.input_dims.size(); n++) inputs.emplace_back(s.type, s.input_dims[n], input_names[n]);
+        for (size_t r = 0; r < s.recurrences.size(); r++) recs.emplace_back(s.recurrences[r].type, vars, Place::Device, recurrence_names[r]);
+        for (size_t n = 0; n < s.input_dims.size(); n++) inputs.emplace_back(s.input_types[n], s.input_dims[n], input_names[n]);
     }
 
     std::string args_text(const std::vector<std::string> &args) const {
@@ -133,6 +153,17 @@ struct Builder {
         return all;
     }
 
+    /// `i < 3`, `i % 2 == 1`, ..., or where `negated` the opposite (`i >= 3`, `i % 2 != 1`).
+    Code condition(const Condition &c, bool negated) const {
+        Code v{Expr(vars[c.loop]), vars[c.loop].name()};
+        switch (c.kind) {
+        case '<': return comparison(negated ? ">=" : "<", v, c.value);
+        case '>': return comparison(negated ? "<=" : ">", v, c.value);
+        case '=': return comparison(negated ? "!=" : "==", v, c.value);
+        default: return comparison(negated ? "!=" : "==", Code{Expr(vars[c.loop]) % 2, v.s + " % 2"}, c.value);
+        }
+    }
+
     Code read(const Term &t) const {
         std::vector<Expr> args;
         std::vector<std::string> texts;
@@ -146,9 +177,12 @@ struct Builder {
         return {Expr(recs[t.target](args)), std::string(recurrence_names[t.target]) + "(" + args_text(texts) + ")"};
     }
 
-    Code term(const Term &t, const Code *fallback = nullptr) const {
+    /// Term `t` as a value of type `type` (a cast where it reads another
+    /// type); a guarded read takes `fallback` where its guard (and `extra`,
+    /// if any) fails, else its constant.
+    Code term(const Term &t, const Halide::Type &type, const Code *fallback = nullptr, const Condition *extra = nullptr) const {
         switch (t.kind) {
-        case Term::Constant: return constant(system.type, t.value);
+        case Term::Constant: return constant(type, t.value);
         case Term::InputRead: {
             std::vector<Expr> index;
             std::vector<std::string> texts;
@@ -157,18 +191,22 @@ struct Builder {
                 index.push_back(a.e);
                 texts.push_back(a.s);
             }
-            return {inputs[t.target](index), std::string(input_names[t.target]) + "(" + args_text(texts) + ")"};
+            Code in{inputs[t.target](index), std::string(input_names[t.target]) + "(" + args_text(texts) + ")"};
+            return converted(in, system.input_types[t.target], type);
         }
         case Term::RecurrenceRead: {
-            Code r = read(t);
+            Code r = converted(read(t), system.recurrences[t.target].type, type);
             std::vector<Atom> atoms = guard_atoms(t);
-            if (!t.guarded || atoms.empty()) return r;
-            Code other = fallback ? *fallback : constant(system.type, t.value);
+            const bool also = extra && extra->present();
+            if (!t.guarded || (atoms.empty() && !also)) return r;
+            Code other = fallback ? *fallback : constant(type, t.value);
             if (t.negated_guard) {
                 Code g = guard(atoms, true);
+                if (also) g = g.e.defined() ? binary('|', g, condition(*extra, true)) : condition(*extra, true);
                 return {Halide::select(g.e, other.e, r.e), "select(" + g.s + ", " + other.s + ", " + r.s + ")"};
             }
             Code g = guard(atoms, false);
+            if (also) g = g.e.defined() ? binary('&', g, condition(*extra, false)) : condition(*extra, false);
             return {Halide::select(g.e, r.e, other.e), "select(" + g.s + ", " + r.s + ", " + other.s + ")"};
         }
         }
@@ -176,10 +214,13 @@ struct Builder {
     }
 
     /// A term with its modifier: `(t / -3)`, `min(t, 4)`, ...
-    Code modified(const Term &t) const {
-        Code c = term(t);
+    Code modified(const Term &t, const Halide::Type &type) const {
+        Code c = term(t, type);
         if (!t.modifier) return c;
-        Code k = constant(system.type, t.operand);
+        // A literal as an Expr: C++ would divide two literals rounding toward
+        // zero (Halide rounds down), and min(2, 3) is ambiguous with std::min.
+        if (t.kind == Term::Constant && c.s.rfind("cast(", 0) != 0) c.s = "Expr(" + c.s + ")";
+        Code k = constant(type, t.operand);
         if (t.modifier == 'm' || t.modifier == 'M') {
             const char *f = t.modifier == 'm' ? "min" : "max";
             return {t.modifier == 'm' ? Halide::min(c.e, k.e) : Halide::max(c.e, k.e), std::string(f) + "(" + c.s + ", " + k.s + ")"};
@@ -187,17 +228,38 @@ struct Builder {
         return binary(t.modifier, c, k);
     }
 
+    /// `terms[from] op ... op terms[to - 1]` of `r`.
+    Code expression(const Recurrence &r, size_t from, size_t to) const {
+        Code value = modified(r.terms[from], r.type);
+        for (size_t n = from + 1; n < to; n++) value = binary(r.ops[n - 1], value, modified(r.terms[n], r.type));
+        // Wide signed values are kept small: signed overflow is undefined in the emitted C++.
+        if (to - from >= 2 || !r.copy) {
+            if (r.type == Halide::Int(32)) value = binary('%', value, constant(r.type, 10007));
+            if (r.type == Halide::Int(64)) value = binary('%', value, constant(r.type, 1000000007));
+        }
+        return value;
+    }
+
     Code definition(const Recurrence &r) const {
         Code value;
         if (r.copy) {
-            Code base = term(r.terms[1]);
-            value = term(r.terms[0], &base);
+            const Term &chain = r.terms[0];
+            if (!r.root_split) {
+                Code root = expression(r, 1, r.terms.size());
+                value = term(chain, r.type, &root, &r.copy_only);
+            } else {
+                Code first = expression(r, 1, r.root_split), second = expression(r, r.root_split, r.terms.size());
+                Code where = condition(r.nested, false);
+                if (r.nested_outside) {
+                    Code inner = term(chain, r.type, &first, &r.copy_only);
+                    value = {Halide::select(where.e, inner.e, second.e), "select(" + where.s + ", " + inner.s + ", " + second.s + ")"};
+                } else {
+                    Code root{Halide::select(where.e, first.e, second.e), "select(" + where.s + ", " + first.s + ", " + second.s + ")"};
+                    value = term(chain, r.type, &root, &r.copy_only);
+                }
+            }
         } else {
-            value = modified(r.terms[0]);
-            for (size_t n = 1; n < r.terms.size(); n++) value = binary(r.ops[n - 1], value, modified(r.terms[n]));
-            // Wide signed values are kept small: signed overflow is undefined in the emitted C++.
-            if (system.type == Halide::Int(32)) value = binary('%', value, constant(system.type, 10007));
-            if (system.type == Halide::Int(64)) value = binary('%', value, constant(system.type, 1000000007));
+            value = expression(r, 0, r.terms.size());
         }
         if (r.partial_loop >= 0) {
             Code c = comparison(">=", Code{Expr(vars[r.partial_loop]), vars[r.partial_loop].name()}, r.partial_from);
@@ -241,12 +303,29 @@ Term draw_constant(std::mt19937 &rng) {
     return t;
 }
 
+int64_t dot(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+    int64_t sum = 0;
+    for (size_t c = 0; c < a.size(); c++) sum += a[c] * b[c];
+    return sum;
+}
+
+/// A distance the system's planned time row (System::planned_time) gives no
+/// steps (`same_step`, a copy chain's) or at least one, if a few draws find one.
+std::vector<int64_t> draw_planned_distance(std::mt19937 &rng, const System &s, const std::vector<int> &direction, bool same_step) {
+    std::vector<int64_t> d;
+    for (int tries = 0; tries < 40; tries++) {
+        d = draw_distance(rng, direction);
+        if (s.planned_time.empty() || (same_step ? dot(s.planned_time, d) == 0 : dot(s.planned_time, d) >= 1)) break;
+    }
+    return d;
+}
+
 Term draw_recurrence_read(std::mt19937 &rng, const System &s, int reader, const std::vector<int> &direction) {
     Term t;
     t.kind = Term::RecurrenceRead;
     t.target = (int)uniform(rng, 0, (int64_t)s.recurrences.size() - 1);
     if (t.target < reader && chance(rng, 0.25)) t.distance.assign(s.loops(), 0);  // an earlier URE, same point
-    else t.distance = draw_distance(rng, direction);
+    else t.distance = draw_planned_distance(rng, s, direction, false);
     t.value = uniform(rng, 1, 9);
     t.negated_guard = chance(rng, 0.4);
     return t;
@@ -287,21 +366,181 @@ void inject_defect(std::mt19937 &rng, System &s) {
     }
 }
 
+const Halide::Type drawn_types[] = {Halide::Int(32), Halide::Float(32), Halide::UInt(8), Halide::Int(16), Halide::UInt(32), Halide::Int(64)};
+
+/// Sometimes a modifier on `t` in a definition of type `type`.
+void draw_modifier(std::mt19937 &rng, Term &t, const Halide::Type &type) {
+    if (!chance(rng, 0.15)) return;
+    // Halide's division and modulo round down, for negative divisors too.
+    t.modifier = "/%mM"[uniform(rng, 0, 3)];
+    do t.operand = uniform(rng, -4, 5);
+    while (t.operand == 0 || ((t.modifier == '/' || t.modifier == '%') && (t.operand == 1 || (type.is_uint() && t.operand < 0))));
+    // Float % is refused by the code generators; the kernel executor's float % is not the interpreter's.
+    if (t.modifier == '%' && type.is_float()) t.modifier = '/';
+}
+
+/// An operator before `t`: a product only by a bounded operand, so that integers stay small.
+char draw_op(std::mt19937 &rng, const Term &t) {
+    char op = "+-*"[uniform(rng, 0, 2)];
+    if (op == '*' && t.kind == Term::RecurrenceRead) op = '+';
+    return op;
+}
+
+/// The definition `t0 op t1 ...` of recurrence r, as before the shapes.
+void draw_computed(std::mt19937 &rng, System &s, size_t r, const std::vector<int> &direction) {
+    Recurrence &rec = s.recurrences[r];
+    const int64_t terms = uniform(rng, 1, 4);
+    for (int64_t n = 0; n < terms; n++) {
+        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        Term t = u < 0.5 ? draw_recurrence_read(rng, s, (int)r, direction)
+                         : u < 0.85 ? draw_input_read(rng, s) : draw_constant(rng);
+        draw_modifier(rng, t, rec.type);
+        if (n > 0) rec.ops.push_back(draw_op(rng, t));
+        rec.terms.push_back(t);
+    }
+}
+
+Condition draw_condition(std::mt19937 &rng, const System &s) {
+    Condition c;
+    c.loop = (int)uniform(rng, 0, (int64_t)s.loops() - 1);
+    c.kind = "<>=%"[uniform(rng, 0, 3)];
+    c.value = c.kind == '%' ? uniform(rng, 0, 1) : s.mins[c.loop] + uniform(rng, 0, s.extents[c.loop] - 1);
+    return c;
+}
+
+/// How a chain's root is drawn.
+enum class RootStyle {
+    Computed,   ///< reads of earlier recurrences at the same point, inputs, constants (class a)
+    Broadcast,  ///< inputs indexed along the planned time row or not along the chain, and constants (class c)
+    Plain,      ///< inputs and constants
+};
+
+/// Appends a root of `style` to the copy r whose chain moves by `distance`.
+void draw_root(std::mt19937 &rng, System &s, size_t r, RootStyle style, const std::vector<int64_t> &distance,
+               const std::vector<int> &direction) {
+    Recurrence &rec = s.recurrences[r];
+    std::vector<int> earlier_chains, earlier_computed;
+    for (size_t q = 0; q < r; q++) (s.recurrences[q].copy ? earlier_chains : earlier_computed).push_back((int)q);
+    auto pick = [&](const std::vector<int> &from) { return from[uniform(rng, 0, (int64_t)from.size() - 1)]; };
+    auto same_point = [&]() {
+        Term t;
+        t.kind = Term::RecurrenceRead;
+        // Mostly a computed recurrence (a chain's value is the same all along
+        // the chain, so a root reading one rarely differs between its PEs);
+        // sometimes a chain, read by another chain's root (class b).
+        const double v = std::uniform_real_distribution<double>(0, 1)(rng);
+        t.target = !earlier_computed.empty() && (v < 0.5 || earlier_chains.empty()) ? pick(earlier_computed)
+                   : !earlier_chains.empty()                                           ? pick(earlier_chains)
+                                                                                       : (int)uniform(rng, 0, (int64_t)r - 1);
+        t.distance.assign(s.loops(), 0);
+        t.value = uniform(rng, 1, 9);
+        t.negated_guard = chance(rng, 0.4);
+        return t;
+    };
+    auto unindexed_input = [&]() {
+        // Not along the chain: the same value wherever the chain copies it.
+        Term t = draw_input_read(rng, s);
+        for (auto &row : t.index)
+            for (size_t l = 0; l < s.loops(); l++)
+                if (distance[l] != 0) row[l] = 0;
+        return t;
+    };
+    auto time_input = [&]() {
+        // Indexed along the planned time row only: under it, the same on
+        // every PE of a step.
+        Term t = draw_input_read(rng, s);
+        int64_t g = 0;
+        for (int64_t v : s.planned_time) g = std::gcd(g, std::abs(v));
+        for (auto &row : t.index) {
+            const int64_t k = g ? uniform(rng, -1, 1) : 0;
+            for (size_t l = 0; l < s.loops(); l++) row[l] = k * s.planned_time[l] / g;
+        }
+        return t;
+    };
+    const int64_t count = style == RootStyle::Computed ? uniform(rng, 1, 3) : uniform(rng, 1, 2) + (style == RootStyle::Broadcast);
+    for (int64_t n = 0; n < count; n++) {
+        Term t;
+        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        if (style == RootStyle::Computed) {
+            // Mostly terms that name no PE (same-point reads, inputs not
+            // along the chain, constants): a root that looks the same on
+            // every PE and is not, as its reads differ between PEs.
+            if (n == 0 || u < 0.45) t = same_point();
+            else if (u < 0.7) t = time_input();
+            else if (u < 0.75) t = unindexed_input();
+            else if (u < 0.8) t = draw_input_read(rng, s);
+            else if (u < 0.85) t = draw_recurrence_read(rng, s, (int)r, direction);
+            else t = draw_constant(rng);
+        } else if (style == RootStyle::Broadcast) {
+            t = n == 0 || u < 0.3 ? (chance(rng, 0.6) ? time_input() : unindexed_input()) : draw_constant(rng);
+        } else {
+            t = u < 0.7 ? draw_input_read(rng, s) : draw_constant(rng);
+        }
+        draw_modifier(rng, t, rec.type);
+        // The op before a root's first term joins nothing.
+        rec.ops.push_back(n == 0 ? '+' : draw_op(rng, t));
+        rec.terms.push_back(t);
+    }
+}
+
+/// A copy chain `select(guard, V(x - d), root)` as recurrence r, with the
+/// shapes of ShapeClass.
+void draw_chain(std::mt19937 &rng, System &s, size_t r, const std::vector<int> &direction) {
+    Recurrence &rec = s.recurrences[r];
+    rec.copy = true;
+    Term read;
+    read.kind = Term::RecurrenceRead;
+    read.target = (int)r;
+    std::vector<int> chains;
+    for (size_t q = 0; q < s.recurrences.size(); q++)
+        if (q != r && s.recurrences[q].copy) chains.push_back((int)q);
+    // Sometimes a copy of another chain along the PEs (class b).
+    if (!chains.empty() && chance(rng, 0.15)) read.target = chains[uniform(rng, 0, (int64_t)chains.size() - 1)];
+    // Only a copy of itself may take no steps.
+    read.distance = draw_planned_distance(rng, s, direction, read.target == (int)r && chance(rng, 0.8));
+    read.value = uniform(rng, 1, 9);
+    read.negated_guard = chance(rng, 0.4);
+    rec.terms.push_back(read);
+    auto style = [&]() {
+        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        if (r > 0 && u < 0.45) return RootStyle::Computed;
+        if (read.target == (int)r && u < 0.8) return RootStyle::Broadcast;
+        return RootStyle::Plain;
+    };
+    draw_root(rng, s, r, style(), read.distance, direction);
+    if (chance(rng, 0.3)) {
+        // A root under a nested select (class d).
+        rec.root_split = rec.terms.size();
+        draw_root(rng, s, r, style(), read.distance, direction);
+        rec.nested = draw_condition(rng, s);
+        rec.nested_outside = chance(rng, 0.3);
+    }
+    // Copies only on part of the chain's way (odd points, past a bound): a guarded chain.
+    if (chance(rng, 0.3)) rec.copy_only = draw_condition(rng, s);
+}
+
 }  // namespace
 
 System draw_system(std::mt19937 &rng) {
+    // Whether the system is drawn with the shapes, from a generator of its own
+    // (rng is left where it is): the others draw as they did before them.
+    std::mt19937 peek = rng;
+    std::mt19937 side(peek() ^ 0x9e3779b9u);
     System s;
-    const size_t loops = (size_t)uniform(rng, 1, 3);
-    const Halide::Type types[] = {Halide::Int(32), Halide::Float(32), Halide::UInt(8), Halide::Int(16), Halide::UInt(32), Halide::Int(64)};
+    s.shaped = chance(side, 0.4);
+    // Shaped: 2 or 3 loops (on one loop a same-step chain leaves no step to the rest).
+    const size_t loops = (size_t)uniform(rng, s.shaped ? 2 : 1, 3);
     const int weights[] = {33, 33, 8, 9, 9, 8};
-    s.type = types[std::discrete_distribution<int>(std::begin(weights), std::end(weights))(rng)];
-    const int64_t largest = loops == 1 ? 9 : loops == 2 ? 6 : 4;
+    s.type = drawn_types[std::discrete_distribution<int>(std::begin(weights), std::end(weights))(rng)];
+    // Shaped systems, with more recurrences, keep smaller domains (the run's time).
+    const int64_t largest = loops == 1 ? 9 : loops == 2 ? 6 - s.shaped : 4 - s.shaped;
     for (size_t l = 0; l < loops; l++) {
         s.mins.push_back(chance(rng, 0.2) ? uniform(rng, -2, 3) : 0);
         s.extents.push_back(chance(rng, 0.15) ? 1 : uniform(rng, 2, largest));
     }
-    // Sometimes an array wider than a warp (several PEs per lane on a GPU).
-    if (loops <= 2 && chance(rng, 0.08)) {
+    // Sometimes an array wider than a warp (several PEs per lane on a GPU, or
+    // several warps with gpu_threads).
+    if (loops <= 2 && chance(rng, s.shaped ? 0.12 : 0.08)) {
         s.extents.assign(loops, 2);
         s.extents[uniform(rng, 0, (int64_t)loops - 1)] = uniform(rng, 33, 48);
     }
@@ -309,36 +548,57 @@ System draw_system(std::mt19937 &rng) {
     if (chance(rng, 0.5)) s.input_dims.push_back((int)uniform(rng, 1, 2));
     std::vector<int> direction;
     for (size_t l = 0; l < loops; l++) direction.push_back(chance(rng, 0.7) ? 1 : -1);
+    if (s.shaped) {
+        // A time row the dependences are drawn for: its chains same-step, the others later.
+        while (std::all_of(s.planned_time.begin(), s.planned_time.end(), [](int64_t v) { return v == 0; })) {
+            s.planned_time.assign(loops, 0);
+            for (int64_t &v : s.planned_time) v = uniform(rng, -2, 2);
+        }
+    }
 
-    s.recurrences.resize((size_t)uniform(rng, 1, 4));
+    s.recurrences.resize((size_t)(s.shaped ? uniform(rng, 3, 5) : uniform(rng, 1, 4)));
+    s.input_types.assign(s.input_dims.size(), s.type);
+    for (Recurrence &rec : s.recurrences) rec.type = s.type;
+    if (s.shaped && chance(rng, 0.35)) {
+        // Mixed element types (class f): reads of another type are cast.
+        for (Recurrence &rec : s.recurrences)
+            if (chance(rng, 0.5)) rec.type = drawn_types[uniform(rng, 0, 5)];
+        for (Halide::Type &t : s.input_types)
+            if (chance(rng, 0.5)) t = drawn_types[uniform(rng, 0, 5)];
+    }
     for (size_t r = 0; r < s.recurrences.size(); r++) {
         Recurrence &rec = s.recurrences[r];
-        if (chance(rng, 0.3)) {
+        // The last recurrence of a shaped system is computed: a sink that reads
+        // every other one, so that every chain reaches the output.
+        // The first is computed too: a producer whose values differ between
+        // PEs, for the chains' roots to read.
+        const bool sink = s.shaped && r + 1 == s.recurrences.size();
+        const double u = s.shaped && !sink && r > 0 ? std::uniform_real_distribution<double>(0, 1)(rng) : 1;
+        if (u < 0.5) {
+            draw_chain(rng, s, r, direction);
+            continue;
+        }
+        if (s.shaped ? u < 0.6 : chance(rng, 0.3)) {
             // A copy chain (or a broadcast, depending on the transform).
             rec.copy = true;
             rec.terms.push_back(draw_recurrence_read(rng, s, (int)r, direction));
             rec.terms.push_back(chance(rng, 0.7) ? draw_input_read(rng, s) : draw_constant(rng));
+            rec.ops.push_back('+');  // joins nothing: the root's first term
             continue;
         }
-        const int64_t terms = uniform(rng, 1, 4);
-        for (int64_t n = 0; n < terms; n++) {
-            const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-            Term t = u < 0.5 ? draw_recurrence_read(rng, s, (int)r, direction)
-                             : u < 0.85 ? draw_input_read(rng, s) : draw_constant(rng);
-            if (chance(rng, 0.15)) {
-                // Halide's division and modulo round down, for negative divisors too.
-                t.modifier = "/%mM"[uniform(rng, 0, 3)];
-                do t.operand = uniform(rng, -4, 5);
-                while (t.operand == 0 || ((t.modifier == '/' || t.modifier == '%') && (t.operand == 1 || (s.type.is_uint() && t.operand < 0))));
-                // Float % is refused by the code generators; the kernel executor's float % is not the interpreter's.
-                if (t.modifier == '%' && s.type.is_float()) t.modifier = '/';
-            }
-            if (n > 0) {
-                // A product only by a bounded operand, so that integers stay small.
-                char op = "+-*"[uniform(rng, 0, 2)];
-                if (op == '*' && t.kind == Term::RecurrenceRead) op = '+';
-                rec.ops.push_back(op);
-            }
+        draw_computed(rng, s, r, direction);
+        for (size_t q = 0; sink && q < r; q++) {
+            // A read elsewhere may never be taken (a guard no point meets):
+            // the sink reads every recurrence at the same point.
+            bool read = false;
+            for (const Term &t : rec.terms) read |= t.kind == Term::RecurrenceRead && t.target == (int)q && t.distance == std::vector<int64_t>(loops, 0);
+            if (read) continue;
+            Term t;
+            t.kind = Term::RecurrenceRead;
+            t.target = (int)q;
+            t.distance.assign(loops, 0);
+            t.value = uniform(rng, 1, 9);
+            rec.ops.push_back("+-"[uniform(rng, 0, 1)]);
             rec.terms.push_back(t);
         }
         if (chance(rng, 0.08)) {
@@ -370,6 +630,8 @@ System draw_system(std::mt19937 &rng) {
         }
         s.outputs.push_back(out);
     }
+    // Extreme input values (class g).
+    if (s.shaped && chance(rng, 0.3)) s.extremes = (int)uniform(rng, 5, 30);
     if (chance(rng, 0.12)) inject_defect(rng, s);
     return s;
 }
@@ -381,6 +643,94 @@ Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows
     t.matrix.assign((size_t)space_rows + 1, std::vector<int64_t>(t.source.size()));
     for (auto &row : t.matrix)
         for (auto &v : row) v = uniform(rng, -2, 2);
+    if (!system.shaped) return t;
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    if (u < 0.45) {
+        // The planned time row, and a space row that moves a same-step chain.
+        std::vector<int64_t> &time = t.matrix.back();
+        for (size_t c = 0; c < t.source.size(); c++) time[c] = system.planned_time[t.source[c]];
+        std::vector<std::vector<int64_t>> same_step;
+        for (size_t r = 0; r < system.recurrences.size(); r++) {
+            const Recurrence &rec = system.recurrences[r];
+            if (!rec.copy || rec.terms[0].target != (int)r || dot(system.planned_time, rec.terms[0].distance) != 0) continue;
+            std::vector<int64_t> d;
+            for (int l : t.source) d.push_back(rec.terms[0].distance[l]);
+            same_step.push_back(d);
+        }
+        if (same_step.empty()) return t;
+        const std::vector<int64_t> d = same_step[uniform(rng, 0, (int64_t)same_step.size() - 1)];
+        for (int tries = 0; tries < 10 && dot(t.matrix[0], d) == 0; tries++)
+            for (int64_t &v : t.matrix[0]) v = uniform(rng, -2, 2);
+        return t;
+    }
+    if (u > 0.75) return t;
+    // A time row orthogonal to a chain's distance makes it a same-step chain
+    // (the shapes' bugs were there), when the space row moves it; of those,
+    // one that gives the most other dependences a positive delay, so that
+    // the validator accepts it.
+    auto on_source = [&](const std::vector<int64_t> &distance, std::vector<int64_t> &d) {
+        d.clear();
+        for (size_t l = 0; l < system.loops(); l++) {
+            const bool in_source = std::find(t.source.begin(), t.source.end(), (int)l) != t.source.end();
+            if (!in_source && distance[l] != 0) return false;  // crosses array instances
+            if (in_source) d.push_back(distance[l]);
+        }
+        return std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 0; });
+    };
+    // Copies of themselves may take zero steps, other dependences need one.
+    std::vector<std::vector<int64_t>> chains, others, other_chains;
+    std::vector<int> weights;
+    for (size_t r = 0; r < system.recurrences.size(); r++) {
+        const Recurrence &rec = system.recurrences[r];
+        for (size_t n = 0; n < rec.terms.size(); n++) {
+            const Term &term = rec.terms[n];
+            std::vector<int64_t> d;
+            if (term.kind != Term::RecurrenceRead || !on_source(term.distance, d)) continue;
+            if (!(rec.copy && n == 0 && term.target == (int)r)) {
+                others.push_back(d);
+                continue;
+            }
+            chains.push_back(d);
+            // Mostly a chain whose root reads another recurrence (classes a, b).
+            bool computed_root = false;
+            for (size_t m = 1; m < rec.terms.size(); m++) computed_root |= rec.terms[m].kind == Term::RecurrenceRead;
+            weights.push_back(computed_root ? 4 : 1);
+        }
+    }
+    if (chains.empty()) return t;
+    const size_t chosen = (size_t)std::discrete_distribution<int>(weights.begin(), weights.end())(rng);
+    const std::vector<int64_t> d = chains[chosen];
+    for (size_t c = 0; c < chains.size(); c++)
+        if (c != chosen) other_chains.push_back(chains[c]);
+    std::vector<std::vector<int64_t>> best;
+    int64_t best_score = -1;
+    std::vector<int64_t> time(d.size(), -2);
+    for (bool more = true; more;) {
+        if (dot(time, d) == 0 && (d.size() == 1 || std::any_of(time.begin(), time.end(), [](int64_t v) { return v != 0; }))) {
+            int64_t score = 0;
+            for (const auto &o : others) score += dot(time, o) >= 1;
+            for (const auto &o : other_chains) score += dot(time, o) >= 0;
+            if (score > best_score) best.clear(), best_score = score;
+            if (score == best_score) best.push_back(time);
+        }
+        more = false;
+        for (int64_t &v : time) {
+            if (v < 2) {
+                v++;
+                more = true;
+                break;
+            }
+            v = -2;
+        }
+    }
+    // Where no such row gives every dependence its steps the validator
+    // likely refuses it: mostly keep the transform drawn.
+    if (best_score < (int64_t)(others.size() + other_chains.size()) && chance(rng, 0.7)) return t;
+    if (best.empty()) return t;
+    t.matrix.back() = best[uniform(rng, 0, (int64_t)best.size() - 1)];
+    // A space row that moves the chain.
+    for (int tries = 0; tries < 10 && dot(t.matrix[0], d) == 0; tries++)
+        for (int64_t &v : t.matrix[0]) v = uniform(rng, -2, 2);
     return t;
 }
 
@@ -472,11 +822,11 @@ std::string system_cpp(const System &system, const Transform &transform) {
     const std::vector<std::string> dest = destination_names(transform);
     for (size_t d = 0; d < dest.size(); d++) out << dest[d] << "(\"" << dest[d] << "\")" << (d + 1 < dest.size() ? ", " : ";\n");
     for (size_t n = 0; n < system.input_dims.size(); n++) {
-        out << "Input " << input_names[n] << "(" << type_text(system.type) << ", " << system.input_dims[n] << ", \""
+        out << "Input " << input_names[n] << "(" << type_text(system.input_types[n]) << ", " << system.input_dims[n] << ", \""
             << input_names[n] << "\");\n";
     }
     for (size_t r = 0; r < system.recurrences.size(); r++) {
-        out << "Func " << recurrence_names[r] << "(" << type_text(system.type) << ", {" << b.args_text(vars)
+        out << "Func " << recurrence_names[r] << "(" << type_text(system.recurrences[r].type) << ", {" << b.args_text(vars)
             << "}, Place::Device, \"" << recurrence_names[r] << "\");\n";
     }
     for (size_t o = 0; o < system.outputs.size(); o++) out << "Func " << output_name(o) << "(Place::Device, \"" << output_name(o) << "\");\n";
@@ -507,16 +857,45 @@ std::string system_cpp(const System &system, const Transform &transform) {
     // What a spec builder (PULSE_REGISTER_SPEC) returns.
     std::vector<std::string> inputs(input_names, input_names + system.input_dims.size());
     out << "return Spec{Out, {" << b.args_text(inputs) << "}};\n";
+    if (system.extremes) {
+        out << "// run on inputs with " << system.extremes
+            << "% of the elements extreme (NaN, +-inf, -0.0, huge; an integer type's ends): the seed draws them\n";
+    }
     return out.str();
 }
 
 namespace {
+
+/// `r` with one root only: the first (`first`) or the second of its nested select.
+void keep_one_root(Recurrence &r, bool first) {
+    if (!r.root_split) return;
+    if (first) {
+        r.terms.erase(r.terms.begin() + r.root_split, r.terms.end());
+        r.ops.erase(r.ops.begin() + (r.root_split - 1), r.ops.end());
+    } else {
+        r.terms.erase(r.terms.begin() + 1, r.terms.begin() + r.root_split);
+        r.ops.erase(r.ops.begin(), r.ops.begin() + (r.root_split - 1));
+    }
+    r.root_split = 0;
+    r.nested = Condition{};
+    r.nested_outside = false;
+}
+
+/// `r` without term n (not the only term of its expression).
+void erase_term(Recurrence &r, size_t n) {
+    // The op before the first term of an expression joins nothing: keep it, drop the next one.
+    const bool first = n == 0 || (r.copy && (n == 1 || n == r.root_split));
+    r.ops.erase(r.ops.begin() + (first ? n : n - 1));
+    r.terms.erase(r.terms.begin() + n);
+    if (r.copy && r.root_split > n) r.root_split--;
+}
 
 /// The system without loop `l` (nothing of a loop of extent 1 is lost but the loop).
 bool drop_loop(System &s, Transform &t, size_t l) {
     if (s.loops() <= 1) return false;
     s.mins.erase(s.mins.begin() + l);
     s.extents.erase(s.extents.begin() + l);
+    if (!s.planned_time.empty()) s.planned_time.erase(s.planned_time.begin() + l);
     for (Recurrence &r : s.recurrences) {
         for (Term &term : r.terms) {
             if (!term.distance.empty()) term.distance.erase(term.distance.begin() + l);
@@ -524,6 +903,10 @@ bool drop_loop(System &s, Transform &t, size_t l) {
         }
         if (r.partial_loop == (int)l) r.partial_loop = -1;
         else if (r.partial_loop > (int)l) r.partial_loop--;
+        if (r.nested.loop == (int)l) keep_one_root(r, true);
+        else if (r.nested.loop > (int)l) r.nested.loop--;
+        if (r.copy_only.loop == (int)l) r.copy_only = Condition{};
+        else if (r.copy_only.loop > (int)l) r.copy_only.loop--;
     }
     for (Output &o : s.outputs) {
         size_t at = 0;
@@ -558,8 +941,13 @@ bool drop_recurrence(System &s, size_t r) {
     s.recurrences.erase(s.recurrences.begin() + r);
     for (Recurrence &rec : s.recurrences) {
         if (rec.copy && rec.terms[0].target == (int)r) {
+            // A copy of the dropped recurrence computes its root(s) instead.
             rec.copy = false;
             rec.terms.erase(rec.terms.begin());
+            rec.ops.erase(rec.ops.begin());
+            rec.root_split = 0;
+            rec.nested = rec.copy_only = Condition{};
+            rec.nested_outside = false;
         }
         for (Term &t : rec.terms) {
             if (t.kind != Term::RecurrenceRead) continue;
@@ -591,11 +979,20 @@ std::vector<std::pair<System, Transform>> shrink_candidates(const System &system
     }
     for (size_t r = 0; r < system.recurrences.size(); r++) {
         const Recurrence &rec = system.recurrences[r];
-        for (size_t n = 0; n < rec.terms.size() && !rec.copy && rec.terms.size() > 1; n++) {
+        if (rec.root_split) {
+            for (bool first : {true, false}) {
+                System s = system;
+                keep_one_root(s.recurrences[r], first);
+                add(s, transform);
+            }
+        }
+        for (size_t n = 0; n < rec.terms.size(); n++) {
+            // A term of an expression of two or more (a copy's read stays).
+            const size_t from = !rec.copy ? 0 : n < 1 ? n : rec.root_split && n >= rec.root_split ? rec.root_split : 1;
+            const size_t to = !rec.copy ? rec.terms.size() : rec.root_split && n < rec.root_split ? rec.root_split : rec.terms.size();
+            if ((rec.copy && n == 0) || to - from < 2) continue;
             System s = system;
-            Recurrence &x = s.recurrences[r];
-            x.terms.erase(x.terms.begin() + n);
-            x.ops.erase(x.ops.begin() + (n ? n - 1 : 0));
+            erase_term(s.recurrences[r], n);
             add(s, transform);
         }
         for (size_t n = 0; n < rec.terms.size(); n++) {
@@ -625,22 +1022,43 @@ std::vector<std::pair<System, Transform>> shrink_candidates(const System &system
                 s.recurrences[r].terms[n].modifier = 0;
                 add(s, transform);
             }
-            if (t.modifier) {
-                System s = system;
-                s.recurrences[r].terms[n].modifier = 0;
-                add(s, transform);
-            }
             if (t.negated_guard) {
                 System s = system;
                 s.recurrences[r].terms[n].negated_guard = false;
                 add(s, transform);
             }
         }
+        if (rec.nested_outside) {
+            System s = system;
+            s.recurrences[r].nested_outside = false;
+            add(s, transform);
+        }
+        if (rec.copy_only.present()) {
+            System s = system;
+            s.recurrences[r].copy_only = Condition{};
+            add(s, transform);
+        }
         if (rec.partial_loop >= 0) {
             System s = system;
             s.recurrences[r].partial_loop = -1;
             add(s, transform);
         }
+        if (rec.type != system.type) {
+            System s = system;
+            s.recurrences[r].type = system.type;
+            add(s, transform);
+        }
+    }
+    for (size_t n = 0; n < system.input_types.size(); n++) {
+        if (system.input_types[n] == system.type) continue;
+        System s = system;
+        s.input_types[n] = system.type;
+        add(s, transform);
+    }
+    if (system.extremes) {
+        System s = system;
+        s.extremes = 0;
+        add(s, transform);
     }
     for (size_t l = 0; l < system.loops(); l++) {
         for (int64_t e : {int64_t(1), system.extents[l] / 2, system.extents[l] - 1}) {
@@ -669,11 +1087,179 @@ std::vector<std::pair<System, Transform>> shrink_candidates(const System &system
         }
     }
     if (system.type != Halide::Int(32) && !system.type.is_float()) {
+        // Every value of the system's type as int32.
         System s = system;
         s.type = Halide::Int(32);
+        for (Recurrence &r : s.recurrences)
+            if (r.type == system.type) r.type = s.type;
+        for (Halide::Type &t : s.input_types)
+            if (t == system.type) t = s.type;
         add(s, transform);
     }
     return out;
+}
+
+namespace {
+
+/// Distance `d` of a read as (dp, dt) under a transform with one space row;
+/// nothing if it crosses array instances (moves along a loop the transform leaves out).
+std::optional<std::pair<int64_t, int64_t>> moves(const Transform &t, const std::vector<int64_t> &d) {
+    int64_t dp = 0, dt = 0;
+    for (size_t l = 0; l < d.size(); l++) {
+        auto it = std::find(t.source.begin(), t.source.end(), (int)l);
+        if (it == t.source.end()) {
+            if (d[l] != 0) return std::nullopt;
+            continue;
+        }
+        dp += t.matrix[0][it - t.source.begin()] * d[l];
+        dt += t.matrix[1][it - t.source.begin()] * d[l];
+    }
+    return std::make_pair(dp, dt);
+}
+
+bool is_same_point(const Term &t) {
+    return t.kind == Term::RecurrenceRead && std::all_of(t.distance.begin(), t.distance.end(), [](int64_t v) { return v == 0; });
+}
+
+/// A copy of itself whose root computes on constants and inputs at indices
+/// its chain's distance does not change (with `computed`: two terms or more).
+bool is_broadcast_shape(const System &s, size_t r, bool computed) {
+    const Recurrence &rec = s.recurrences[r];
+    if (!rec.copy || rec.terms[0].target != (int)r || rec.root_split) return false;
+    bool input = false, arithmetic = rec.terms.size() > 2;
+    for (size_t n = 1; n < rec.terms.size(); n++) {
+        const Term &t = rec.terms[n];
+        if (t.kind == Term::RecurrenceRead) return false;
+        arithmetic |= t.modifier != 0;
+        if (t.kind != Term::InputRead) continue;
+        input = true;
+        // The same all along the chain: an index the chain's distance does not change.
+        for (const auto &row : t.index)
+            if (dot(std::vector<int64_t>(row.begin(), row.end() - 1), rec.terms[0].distance) != 0) return false;
+    }
+    return !computed || (input && arithmetic);
+}
+
+/// The classes a..d copy r draws.
+unsigned recurrence_classes(const System &s, size_t r) {
+    const Recurrence &rec = s.recurrences[r];
+    if (!rec.copy) return 0;
+    unsigned c = 0;
+    const Term &read = rec.terms[0];
+    if (read.kind == Term::RecurrenceRead && read.target != (int)r && s.recurrences[read.target].copy) c |= 1u << ChainOfChains;
+    for (size_t n = 1; n < rec.terms.size(); n++) {
+        const Term &t = rec.terms[n];
+        if (!is_same_point(t) || t.target == (int)r) continue;
+        c |= 1u << ChainComputedRoot;
+        if (s.recurrences[t.target].copy) c |= 1u << ChainOfChains;
+    }
+    if (is_broadcast_shape(s, r, true)) c |= 1u << ComputedBroadcast;
+    if (rec.root_split) c |= 1u << NestedRoot;
+    return c;
+}
+
+}  // namespace
+
+const char *recurrence_name(size_t r) { return recurrence_names[r]; }
+
+const char *shape_class_name(int c) {
+    static const char *const names[] = {"a", "b", "c", "d", "e", "f", "g"};
+    return c >= 0 && c < shape_class_count ? names[c] : "?";
+}
+
+unsigned shape_classes(const System &system) {
+    unsigned c = 0;
+    int copies = 0;
+    for (size_t r = 0; r < system.recurrences.size(); r++) {
+        copies += system.recurrences[r].copy;
+        c |= recurrence_classes(system, r);
+    }
+    if (copies >= 2) c |= 1u << SeveralChains;
+    bool mixed = false;
+    for (const Recurrence &r : system.recurrences) mixed |= r.type != system.type;
+    for (const Halide::Type &t : system.input_types) mixed |= t != system.type;
+    if (mixed) c |= 1u << MixedTypes;
+    if (system.extremes) c |= 1u << ExtremeInputs;
+    return c;
+}
+
+unsigned same_step_classes(const System &system, const Transform &transform) {
+    if (transform.matrix.size() != 2) return 0;
+    unsigned c = 0;
+    int chains = 0;
+    for (size_t r = 0; r < system.recurrences.size(); r++) {
+        const Recurrence &rec = system.recurrences[r];
+        // Only a copy of itself may take zero steps (the validator's rule).
+        if (!rec.copy || rec.terms[0].kind != Term::RecurrenceRead || rec.terms[0].target != (int)r) continue;
+        auto m = moves(transform, rec.terms[0].distance);
+        if (!m || m->first == 0 || m->second != 0) continue;
+        chains++;
+        c |= recurrence_classes(system, r);
+    }
+    if (chains >= 2) c |= 1u << SeveralChains;
+    return c;
+}
+
+bool integer_reverse(const Transform &transform) {
+    if (transform.matrix.size() != transform.source.size()) return false;
+    if (transform.source.size() == 1) return std::abs(transform.matrix[0][0]) == 1;
+    const auto &m = transform.matrix;
+    return transform.source.size() == 2 && std::abs(m[0][0] * m[1][1] - m[0][1] * m[1][0]) == 1;
+}
+
+std::vector<int> broadcasts(const System &system, const Transform &transform) {
+    std::vector<int> out;
+    // A square transform only: the lowering sees a root as the same on every
+    // PE when its reverse map names no PE, and a non-square one's reverse map
+    // (quasi-affine) may name it in a root that only follows the time step.
+    if (transform.matrix.size() != 2 || transform.source.size() > 2) return out;
+    const std::vector<int64_t> &time = transform.matrix[1];
+    for (size_t r = 0; r < system.recurrences.size(); r++) {
+        if (!is_broadcast_shape(system, r, false)) continue;
+        const Recurrence &rec = system.recurrences[r];
+        auto m = moves(transform, rec.terms[0].distance);
+        if (!m || m->first == 0 || m->second != 0) continue;
+        // Each index a function of the time step: its coefficients over the
+        // transform's loops a multiple of the time row.
+        bool along_time = true;
+        for (size_t n = 1; n < rec.terms.size(); n++) {
+            for (const auto &row : rec.terms[n].index) {
+                for (size_t a = 0; a < transform.source.size(); a++) {
+                    for (size_t b = 0; b < transform.source.size(); b++) {
+                        along_time &= row[transform.source[a]] * time[b] == row[transform.source[b]] * time[a];
+                    }
+                    if (std::all_of(time.begin(), time.end(), [](int64_t v) { return v == 0; })) along_time &= row[transform.source[a]] == 0;
+                }
+            }
+        }
+        if (along_time) out.push_back((int)r);
+    }
+    return out;
+}
+
+void plant_extremes(const System &system, Buffers &inputs, uint32_t seed) {
+    if (!system.extremes) return;
+    std::mt19937 rng(seed ^ 0x6a09e667u);
+    for (auto &named : inputs) {
+        Halide::Buffer<> &b = named.second;
+        const Halide::Type t = b.type();
+        std::vector<Scalar> values;
+        if (t.is_float()) {
+            for (double v : {(double)NAN, (double)INFINITY, -(double)INFINITY, -0.0, (double)FLT_MAX, -(double)FLT_MAX, 1e-40})
+                values.push_back(t.bits() == 32 ? Scalar::of_float((float)v) : Scalar::of_double(v));
+        } else if (t.is_uint()) {
+            const uint64_t top = t.bits() == 64 ? ~uint64_t(0) : (uint64_t(1) << t.bits()) - 1;
+            for (uint64_t v : {uint64_t(0), top, top - 1}) values.push_back(Scalar::of_uint(v));
+        } else {
+            const int64_t top = t.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (t.bits() - 1)) - 1;
+            for (int64_t v : {-top - 1, -top, top, top - 1}) values.push_back(Scalar::of_int(v));
+        }
+        const int dims = b.dimensions();
+        b.for_each_element([&](const int *pos) {
+            if (uniform(rng, 0, 99) >= system.extremes) return;
+            store_element(b, std::vector<int>(pos, pos + dims), values[uniform(rng, 0, (int64_t)values.size() - 1)]);
+        });
+    }
 }
 
 }  // namespace pulse::test

@@ -15,6 +15,12 @@
 
 namespace pulse::test {
 
+/// A space-time transform of a system.
+struct Transform {
+    std::vector<int> source;                   ///< loop indices, innermost first
+    std::vector<std::vector<int64_t>> matrix;  ///< space rows, then the time row
+};
+
 /// One operand of a definition.
 struct Term {
     enum Kind { Constant, InputRead, RecurrenceRead } kind = Constant;
@@ -31,12 +37,33 @@ struct Term {
     int64_t operand = 2;
 };
 
+/// A condition on one loop: `i < value`, `i > value`, `i == value` or
+/// `i % 2 == value` (kind '<', '>', '=', '%').
+struct Condition {
+    int loop = -1;  ///< -1: none
+    char kind = '<';
+    int64_t value = 0;
+    bool present() const { return loop >= 0; }
+};
+
 /// `name(x) = [select(defined_from,] t0 op t1 op ... [)]`, or a copy
-/// `select(guard, V(x - d), base)` when `copy` (terms: the read, then the base).
+/// `select(guard, V(x - d), root)` when `copy`: terms[0] is the read, the
+/// others the root, an expression like a definition's (its reads of other
+/// recurrences at the same point make a root computed in the same step).
+/// With `root_split`, the root is `select(nested, root1, root2)`
+/// (select(g1, V(x - d), select(g2, a, b))), or with `nested_outside`
+/// `select(nested, select(guard, V(x - d), root1), root2)`.
 struct Recurrence {
+    Halide::Type type = Halide::Int(32);
     std::vector<Term> terms;
-    std::vector<char> ops;  ///< between terms: '+', '-', '*'
+    /// ops[n - 1] joins terms[n] to the term before it in the same
+    /// expression: '+', '-', '*'; unused before the first term of a root.
+    std::vector<char> ops;
     bool copy = false;
+    size_t root_split = 0;        ///< copy: > 0, root1 is terms [1, root_split), root2 [root_split, end)
+    Condition nested;             ///< copy with root_split: where root1 is taken
+    bool nested_outside = false;  ///< copy with root_split: the chain's select inside the nested one
+    Condition copy_only;          ///< copy: it copies only where this holds too (a conjunct of its guard)
     int partial_loop = -1;     ///< >= 0: defined only where that loop >= partial_from (select without a false value)
     int64_t partial_from = 0;
 };
@@ -50,28 +77,78 @@ struct Output {
 };
 
 struct System {
-    Halide::Type type = Halide::Int(32);
+    Halide::Type type = Halide::Int(32);  ///< the type of every recurrence and input unless mixed (Recurrence::type, input_types)
     std::vector<int64_t> mins, extents;  ///< per loop, innermost first
     std::vector<int> input_dims;
+    std::vector<Halide::Type> input_types;  ///< per input
     std::vector<Recurrence> recurrences;
     std::vector<Output> outputs;
+    /// Percent of the input elements the checks replace by extreme values
+    /// (plant_extremes): NaN, +-inf, -0.0, huge floats; the ends of an
+    /// integer type's range. 0: none.
+    int extremes = 0;
+    /// Drawn with the shapes of ShapeClass; some of its transforms are then
+    /// drawn to make one of its chains a same-step chain.
+    bool shaped = false;
+    /// Shaped: per loop, a time row its dependences were drawn for (copy
+    /// chains of themselves mostly no steps, the others at least one), which
+    /// some of its transforms take.
+    std::vector<int64_t> planned_time;
     size_t loops() const { return extents.size(); }
 };
 
-/// A space-time transform of a system.
-struct Transform {
-    std::vector<int> source;                   ///< loop indices, innermost first
-    std::vector<std::vector<int64_t>> matrix;  ///< space rows, then the time row
-};
+/// Shapes the drawing makes on purpose (a bit each in shape_classes):
+///  a: a copy chain whose root reads another recurrence at the same point;
+///  b: a chain through two variables (a chain that copies another chain, or
+///     whose root reads one);
+///  c: a computed broadcast (a root of constants and inputs at indices the
+///     chain's distance does not change);
+///  d: a root under a nested select;
+///  e: two or more copy chains;
+///  f: mixed element types, with casts;
+///  g: extreme input values (System::extremes).
+enum ShapeClass { ChainComputedRoot, ChainOfChains, ComputedBroadcast, NestedRoot, SeveralChains, MixedTypes, ExtremeInputs,
+                  shape_class_count };
+const char *shape_class_name(int c);  ///< "a" .. "g"
+unsigned shape_classes(const System &system);
+
+/// The classes among a..e whose chain is a same-step chain under
+/// `transform` (one space row): the copy of itself moves dp != 0 PEs in dt = 0 steps.
+/// For e, two chains are.
+unsigned same_step_classes(const System &system, const Transform &transform);
+
+/// The recurrences that are broadcasts under `transform` (one space row, at
+/// most two source loops): a same-step copy of themselves whose root reads
+/// no recurrence and indexes inputs only along the time row (and loops
+/// outside the transform), so it is the same on every PE of a step. The
+/// kernel must compute them in place on each PE.
+std::vector<int> broadcasts(const System &system, const Transform &transform);
+
+/// Whether the transform's reverse map is affine with integer coefficients
+/// (a unimodular square matrix): no floor division hides that a root
+/// following the time step is the same on every PE.
+bool integer_reverse(const Transform &transform);
+
+/// The name of recurrence r in the built spec ("A", "B", ...).
+const char *recurrence_name(size_t r);
+
+/// Replaces `system.extremes` percent of the elements of `inputs` (drawn from
+/// `seed`) by extreme values of their type.
+void plant_extremes(const System &system, Buffers &inputs, uint32_t seed);
 
 /// A system drawn from `rng`: 1 to 3 loops, 1 to 4 recurrences, int or float.
 /// Most are well defined; some carry a defect (no base case, a read where a
 /// select leaves a value undefined, an output written twice or never, or
-/// dependences no sequential order computes).
+/// dependences no sequential order computes). About 40% are drawn with the
+/// shapes of ShapeClass (2 or 3 loops, 3 to 5 recurrences: a computed first
+/// one, copy chains, and a last one that reads every other one); the others
+/// as before them, from the same draws.
 System draw_system(std::mt19937 &rng);
 
 /// A transform of `system` drawn from `rng` with `space_rows` space rows
 /// (entries in [-2, 2]); sometimes a loop is left out of the source loops.
+/// For a shaped system, often a time row that makes one of its copy chains
+/// a same-step chain: the planned one, or one orthogonal to a chain.
 Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows);
 
 /// The spec built through the language and lowered (Func::lower, which may

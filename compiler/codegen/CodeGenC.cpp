@@ -54,14 +54,8 @@ public:
             return function("pulse_div", t, op->a, op->b);
         }
         if (const Mod *op = e.as<Mod>()) return function(t.is_float() ? "pulse_fmod" : "pulse_mod", t, op->a, op->b);
-        if (const Min *op = e.as<Min>()) {
-            if (t.is_float()) return function("pulse_fmin", t, op->a, op->b);
-            return "(" + print(op->a) + " < " + print(op->b) + " ? " + print(op->a) + " : " + print(op->b) + ")";
-        }
-        if (const Max *op = e.as<Max>()) {
-            if (t.is_float()) return function("pulse_fmax", t, op->a, op->b);
-            return "(" + print(op->a) + " > " + print(op->b) + " ? " + print(op->a) + " : " + print(op->b) + ")";
-        }
+        if (const Min *op = e.as<Min>()) return function(t.is_float() ? "pulse_fmin" : "pulse_min", t, op->a, op->b);
+        if (const Max *op = e.as<Max>()) return function(t.is_float() ? "pulse_fmax" : "pulse_max", t, op->a, op->b);
         if (const EQ *op = e.as<EQ>()) return binary(op->a, "==", op->b);
         if (const NE *op = e.as<NE>()) return binary(op->a, "!=", op->b);
         if (const LT *op = e.as<LT>()) return binary(op->a, "<", op->b);

@@ -371,11 +371,11 @@ std::string compare_outputs(const Buffers &expected, const Buffers &actual, doub
             }
             const Scalar xs = load_element(e, c), ys = load_element(a, c);
             const double x = xs.as_double(), y = ys.as_double();
-            // Floats relative to the expected magnitude, with values near zero
-            // compared absolutely, and a NaN equal to a computed NaN (not to
-            // the poison, whose every byte is 0xff); integers exactly.
+            // Floats equal (infinities too), or within a tolerance relative to
+            // the expected magnitude (absolute near zero), or both a computed
+            // NaN (not the poison, whose every byte is 0xff); integers exactly.
             bool same = e.type().is_float()
-                            ? std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x)) ||
+                            ? x == y || std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x)) ||
                                   (std::isnan(x) && std::isnan(y) && !is_poison_element(a, c))
                             : Scalar::same(xs, ys);
             if (!same) {

@@ -93,6 +93,12 @@ PULSE_SCALAR_FN F pulse_fmod(F a, F b) {
     return a - p;
 }
 
+/// min and max of integers (each operand evaluated once).
+template <typename T>
+PULSE_SCALAR_FN T pulse_min(T a, T b) { return a < b ? a : b; }
+template <typename T>
+PULSE_SCALAR_FN T pulse_max(T a, T b) { return a > b ? a : b; }
+
 /// min and max of floats: a NaN operand is ignored (the other is the result;
 /// NaN only if both are), and -0 is below +0. Symmetric, so operand order
 /// (which simplifiers change) never changes the bits.
