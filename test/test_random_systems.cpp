@@ -82,33 +82,6 @@ Buffers case_inputs(const ir::UreProgram &program, const System &system, uint32_
     return inputs;
 }
 
-/// compare_outputs, with an infinity where the expected value is the same
-/// infinity agreeing (compare_outputs takes inf - inf, a NaN, for a mismatch).
-std::string compare_results(const Buffers &expected, const Buffers &actual) {
-    std::string first = compare_outputs(expected, actual);
-    if (first.empty() || first.find("inf") == std::string::npos) return first;
-    Buffers e = expected, a = actual;
-    for (auto &[name, want] : e) {
-        if (!want.type().is_float() || !a.count(name) || a.at(name).type() != want.type()) continue;
-        Halide::Buffer<> w = want.copy(), got = a.at(name).copy();
-        bool same_shape = got.dimensions() == w.dimensions();
-        for (int d = 0; same_shape && d < w.dimensions(); d++) same_shape = got.dim(d).min() == w.dim(d).min() && got.dim(d).extent() == w.dim(d).extent();
-        if (!same_shape) continue;
-        const int dims = w.dimensions();
-        w.for_each_element([&](const int *pos) {
-            const std::vector<int> c(pos, pos + dims);
-            const double x = load_element(w, c).as_double(), y = load_element(got, c).as_double();
-            if (std::isinf(x) && x == y) {
-                store_element(w, c, 0.0);
-                store_element(got, c, 0.0);
-            }
-        });
-        want = w;
-        a[name] = got;
-    }
-    return compare_outputs(e, a);
-}
-
 /// A kernel's loops, and whether it takes a watched variable from a chain's
 /// source lane (a shuffle from the nearest source, or rounds of shifts: lets
 /// VAR...own, VAR...round0) instead of computing it in place.
@@ -235,7 +208,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
     phase = "simulation";
     {
         const Buffers inputs = case_inputs(program, system, seed);
-        const std::string simulated = compare_results(ir::realize(program, inputs), simulate(systolic, inputs));
+        const std::string simulated = compare_outputs(ir::realize(program, inputs), simulate(systolic, inputs));
         if (!simulated.empty()) return {"simulator", simulated};
         stats.simulated++;
     }
@@ -309,7 +282,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                 execute_kernel(kernel, actual);
                 Buffers outputs;
                 for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
-                executed = compare_results(expected, outputs);
+                executed = compare_outputs(expected, outputs);
             } catch (const EvaluationError &e) {
                 executed = e.what();
             }
