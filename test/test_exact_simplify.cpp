@@ -3,6 +3,7 @@
 // index arithmetic it may still simplify freely.
 #include <catch2/catch.hpp>
 
+#include "ir/Affine.h"
 #include "ir/ExactSimplify.h"
 #include "ir/IndexArithmetic.h"
 #include "ir/KernelIR.h"
@@ -66,4 +67,79 @@ TEST_CASE("IndexArithmetic tells indices from values through lets", "[simplify]"
     CHECK(!indices.is_index(Expr(2147483647) + Expr(1)));
     // A float converted to an integer is a value.
     CHECK(!indices.is_index(cast(Int(32), var(Float(32), "f")) + lane));
+}
+
+TEST_CASE("simplify_exact wraps conversions of constants, also once a let or a peeled select makes them constant", "[simplify]") {
+    // uint32 4 - 5 is 2^32 - 1; to int32 it is -1, not Halide's overflow marker.
+    Expr big = make_const(UInt(32), 4294967295u);
+    CHECK(equal(simplify_exact(Cast::make(Int(32), big)), Expr(-1)));
+    CHECK(equal(simplify_exact(Cast::make(Int(32), make_const(Int(64), int64_t(1) << 32) + 5)), Expr(5)));
+    // The constant reaches the conversion through a let, and through a select
+    // of a constant condition inside a let (a peeled first step).
+    Expr u = var(UInt(32), "u");
+    Stmt through_let = LetStmt::make("u", big, Evaluate::make(Cast::make(Int(32), u) % 10007));
+    CHECK((equal(simplify_exact(through_let), Evaluate::make(Expr(-1) % 10007)) ||
+           equal(simplify_exact(through_let), Evaluate::make(Expr(10006)))));
+    Expr chosen = select(var(Int(32), "t") < 1, make_const(UInt(32), 5), value(UInt(32), "carry"));
+    Stmt peeled = LetStmt::make("t", 0, LetStmt::make("u", chosen, Evaluate::make(Cast::make(Int(32), make_const(UInt(32), 4) - u) + value(Int(32), "y"))));
+    class FindOverflow : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            found |= op->name == "signed_integer_overflow" || is_signed_integer_overflow(op);
+            IRVisitor::visit(op);
+        }
+    } find;
+    simplify_exact(peeled).accept(&find);
+    CHECK(!find.found);
+    simplify(peeled).accept(&find);
+    CHECK(find.found);  // what Halide alone makes of it
+}
+
+TEST_CASE("simplify_exact never chains ifs whose conditions a later if does not exclude", "[simplify]") {
+    // Halide 14 turns these three into `if (lane < 2) .. else if (30 <= lane)
+    // .. else if (lane < 1)`, which never stores 3.
+    Expr lane = var(Int(32), "lane");
+    auto store = [](int v) { return Store::make("b", v, v, Parameter(), const_true(), ModulusRemainder()); };
+    Stmt three = Block::make({IfThenElse::make(lane < 2, store(1)), IfThenElse::make(30 <= lane, store(2)), IfThenElse::make(lane < 1, store(3))});
+    auto stores_at = [&](const Stmt &s, int lane_value) {
+        // Which of the stores run for one lane: the conditions folded.
+        std::vector<int> run;
+        std::function<void(const Stmt &)> walk = [&](const Stmt &x) {
+            if (const Block *b = x.as<Block>()) {
+                walk(b->first);
+                walk(b->rest);
+            } else if (const IfThenElse *i = x.as<IfThenElse>()) {
+                Expr c = simplify(substitute("lane", Expr(lane_value), i->condition));
+                if (is_const_one(c)) walk(i->then_case);
+                else if (i->else_case.defined()) walk(i->else_case);
+            } else if (const Store *st = x.as<Store>()) {
+                run.push_back((int)*as_const_int(st->value));
+            }
+        };
+        walk(s);
+        return run;
+    };
+    CHECK(stores_at(simplify_exact(three), 0) == std::vector<int>{1, 3});
+    CHECK(stores_at(simplify(three), 0) == std::vector<int>{1});  // Halide 14 alone
+    CHECK(stores_at(simplify_exact(three), 31) == std::vector<int>{2});
+    // Ifs of one condition still merge.
+    Stmt same = Block::make(IfThenElse::make(lane < 2, store(1)), IfThenElse::make(lane < 2, store(2)));
+    CHECK(simplify_exact(same).as<IfThenElse>() != nullptr);
+}
+
+TEST_CASE("varies_with sees a variable that cancels in integer sums", "[simplify]") {
+    Expr s = var(Int(32), "s"), t = var(Int(32), "t");
+    // Halide's simplifier leaves this as written; it does not depend on s.
+    Expr cancelled = (s * 2) + ((s * -2) - t);
+    CHECK(equal(simplify(cancelled), cancelled));
+    CHECK(!pulse::varies_with(cancelled, "s"));
+    CHECK(!pulse::varies_with(value(Int(32), "x") + cast(Int(64), cancelled) * 3, "s"));
+    CHECK(pulse::varies_with(s * 2 + t, "s"));
+    CHECK(pulse::varies_with((s * 2 + t) / 2 - s, "s"));  // under a division: looked into, and s is there
+    CHECK(pulse::varies_with(cast(Int(64), s * 2) - cast(Int(64), s) * 2, "s"));  // a widening conversion of what wraps
+    CHECK(!pulse::varies_with(cast(Int(8), s * 256) + t, "s"));  // s * 256 is 0 modulo 2^8
+    CHECK(pulse::varies_with(select(s < 3, t, t + 1), "s"));
+    CHECK(!pulse::varies_with(select(s - s < 3, t, t + 1), "s"));
 }

@@ -22,6 +22,13 @@ struct AffineForm {
 /// The affine form of `e` over `loops`, or nothing if `e` is not affine in them.
 std::optional<AffineForm> to_affine(const Halide::Expr &e, const std::vector<ir::Loop> &loops);
 
+/// Whether the value of `e` may change with the variable `var`: false when
+/// `var` appears only in integer sums and products by constants in which its
+/// coefficient cancels (s*2 + (t - s*2), which Halide's simplifier leaves
+/// as written). The integers wrap, so a cancelled coefficient leaves the
+/// value independent of `var` even where the sum overflows.
+bool varies_with(const Halide::Expr &e, const std::string &var);
+
 }  // namespace pulse
 
 #endif

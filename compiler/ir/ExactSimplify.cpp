@@ -21,18 +21,32 @@ const char *const opaque_names[] = {"add", "sub", "mul", "div", "mod", "min", "m
 
 /// Hides each operation Halide's simplifier would rewrite inexactly: float
 /// arithmetic, comparisons and conversions from float; min, max, /, % and
-/// comparisons of int32/int64 values (index arithmetic excepted).
+/// comparisons of int32/int64 values (index arithmetic excepted); and folds
+/// integer constants itself, wrapping, where Halide would fold them to an
+/// overflow error. Lets bound to integer constants are substituted first
+/// (Halide would, and fold what they reach without the language's wrapping).
 class Protect : public IRMutator {
 public:
     explicit Protect(const IndexArithmetic &indices) : indices(indices) {}
 
 private:
     const IndexArithmetic &indices;
+    Scope<Expr> constants;
     using IRMutator::visit;
 
+    static bool is_int_constant(const Expr &e) { return !e.type().is_bool() && (as_const_int(e) || as_const_uint(e)); }
+    static Scalar scalar_of(const Expr &e) {
+        if (const int64_t *i = as_const_int(e)) return Scalar::of_int(*i);
+        return Scalar::of_uint(*as_const_uint(e));
+    }
+    static Expr constant_of(Type t, const Scalar &v) { return t.is_uint() ? make_const(t, v.as_uint()) : make_const(t, v.as_int()); }
+
+    Expr opaque_call(Type type, Opaque which, std::vector<Expr> args) {
+        return Call::make(type, opaque_prefix + opaque_names[(int)which], args, Call::PureExtern);
+    }
     Expr opaque(Type type, Opaque which, std::vector<Expr> args) {
         for (Expr &a : args) a = mutate(a);
-        return Call::make(type, opaque_prefix + opaque_names[(int)which], args, Call::PureExtern);
+        return opaque_call(type, which, args);
     }
 
     /// int32 and int64 values: the integers Halide assumes never overflow.
@@ -46,29 +60,68 @@ private:
     template<typename T>
     Expr ring(const T *op, Opaque which, BinaryOp binary) {
         const bool wide_int = op->type.is_int() && op->type.bits() >= 32;
-        if (op->type.is_float() || (wide_int && !indices.is_index(Expr(op)))) {
-            // Constants fold here, wrapping.
-            Expr a = mutate(op->a), b = mutate(op->b);
-            const IntImm *x = a.as<IntImm>(), *y = b.as<IntImm>();
-            if (wide_int && x && y) {
-                return make_const(op->type, binary_fn(binary, op->type)(Scalar::of_int(x->value), Scalar::of_int(y->value)).as_int());
-            }
-            return Call::make(op->type, opaque_prefix + opaque_names[(int)which], {a, b}, Call::PureExtern);
-        }
-        return IRMutator::visit(op);
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (wide_int && is_int_constant(a) && is_int_constant(b)) return constant_of(op->type, binary_fn(binary, op->type)(scalar_of(a), scalar_of(b)));
+        Expr rebuilt = a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : T::make(a, b);
+        if (op->type.is_float() || (wide_int && !indices.is_index(rebuilt))) return opaque_call(op->type, which, {a, b});
+        return rebuilt;
     }
-    /// min, max, /, % and comparisons: hidden for floats and int32/int64 values.
+    /// min, max, /, % and comparisons: hidden for floats and int32/int64
+    /// values; / and % of int32/int64 constants folded here (MIN / -1 wraps).
     template<typename T>
-    Expr ordered(const T *op, Opaque which) {
+    Expr ordered(const T *op, Opaque which, std::optional<BinaryOp> binary = std::nullopt) {
         if (op->a.type().is_float() || overflow_assumed(op->a, Expr(op))) return opaque(op->type, which, {op->a, op->b});
-        return IRMutator::visit(op);
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (binary && op->type.is_int() && op->type.bits() >= 32 && is_int_constant(a) && is_int_constant(b)) {
+            return constant_of(op->type, binary_fn(*binary, op->type)(scalar_of(a), scalar_of(b)));
+        }
+        return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : T::make(a, b);
+    }
+
+    Expr visit(const Variable *op) override {
+        if (!constants.contains(op->name)) return op;
+        const Expr k = constants.get(op->name);
+        return k.defined() ? k : Expr(op);
+    }
+    /// Binds `name` to its constant, or to nothing where its value is not
+    /// one (so that it shadows an outer constant of the same name).
+    void bind(const std::string &name, const Expr &value, std::vector<std::string> &bound) {
+        constants.push(name, is_int_constant(value) ? value : Expr());
+        bound.push_back(name);
+    }
+    void unbind(std::vector<std::string> &bound) {
+        for (size_t i = bound.size(); i-- > 0;) constants.pop(bound[i]);
+    }
+    Stmt visit(const LetStmt *op) override {
+        // Long chains of lets: walked in a loop, rebuilt innermost first.
+        std::vector<std::pair<std::string, Expr>> kept;
+        std::vector<std::string> bound;
+        Stmt s = op;
+        while (const LetStmt *l = s.as<LetStmt>()) {
+            Expr value = mutate(l->value);
+            bind(l->name, value, bound);
+            if (!is_int_constant(value)) kept.emplace_back(l->name, value);
+            s = l->body;
+        }
+        Stmt body = mutate(s);
+        unbind(bound);
+        for (size_t i = kept.size(); i-- > 0;) body = LetStmt::make(kept[i].first, kept[i].second, body);
+        return body;
+    }
+    Expr visit(const Let *op) override {
+        Expr value = mutate(op->value);
+        std::vector<std::string> bound;
+        bind(op->name, value, bound);
+        Expr body = mutate(op->body);
+        unbind(bound);
+        return is_int_constant(value) ? body : Let::make(op->name, value, body);
     }
 
     Expr visit(const Add *op) override { return ring(op, Opaque::Add, BinaryOp::Add); }
     Expr visit(const Sub *op) override { return ring(op, Opaque::Sub, BinaryOp::Sub); }
     Expr visit(const Mul *op) override { return ring(op, Opaque::Mul, BinaryOp::Mul); }
-    Expr visit(const Div *op) override { return ordered(op, Opaque::Div); }
-    Expr visit(const Mod *op) override { return ordered(op, Opaque::Mod); }
+    Expr visit(const Div *op) override { return ordered(op, Opaque::Div, BinaryOp::Div); }
+    Expr visit(const Mod *op) override { return ordered(op, Opaque::Mod, BinaryOp::Mod); }
     Expr visit(const Min *op) override { return ordered(op, Opaque::Min); }
     Expr visit(const Max *op) override { return ordered(op, Opaque::Max); }
     Expr visit(const EQ *op) override { return ordered(op, Opaque::EQ); }
@@ -79,7 +132,28 @@ private:
     Expr visit(const GE *op) override { return ordered(op, Opaque::GE); }
     Expr visit(const Cast *op) override {
         if (op->value.type().is_float()) return opaque(op->type, Opaque::Cast, {op->value});
-        return IRMutator::visit(op);
+        Expr value = mutate(op->value);
+        if (op->type.is_int_or_uint() && !op->type.is_bool() && is_int_constant(value)) {
+            // Conversions between integers truncate (Halide folds a constant
+            // out of int32/int64's range to an overflow error).
+            const Scalar v = scalar_of(value);
+            const uint64_t bits = op->value.type().is_uint() ? v.as_uint() : (uint64_t)v.as_int();
+            const int w = op->type.bits();
+            const uint64_t low = w >= 64 ? bits : bits & ((uint64_t(1) << w) - 1);
+            if (op->type.is_uint()) return make_const(op->type, low);
+            const int64_t signed_low = w >= 64 ? (int64_t)low : (int64_t)(low << (64 - w)) >> (64 - w);
+            return make_const(op->type, signed_low);
+        }
+        // A conversion that may wrap (to int32/int64 from an unsigned or a
+        // wider integer) is hidden too, since Halide folds it to an overflow
+        // error where its operand becomes a constant (a let substituted);
+        // except index arithmetic, which stays in range. Unsigned integers are
+        // never index arithmetic.
+        const Type from = op->value.type();
+        const bool may_wrap = op->type.is_int() && op->type.bits() >= 32 && from.is_int_or_uint() &&
+                              (from.is_uint() ? from.bits() >= op->type.bits() : from.bits() > op->type.bits());
+        if (may_wrap && (from.is_uint() || !indices.is_index(op->value))) return opaque_call(op->type, Opaque::Cast, {value});
+        return value.same_as(op->value) ? Expr(op) : Cast::make(op->type, value);
     }
 };
 
@@ -108,6 +182,53 @@ class Unprotect : public IRMutator {
         if (which == "le") return LE::make(a, b);
         if (which == "gt") return GT::make(a, b);
         return GE::make(a, b);
+    }
+};
+
+/// Halide 14's simplifier turns `if (a) X; if (b) Y` into `if (a) X else
+/// if (b) Y` when a excludes b, but also when the second if already carries
+/// an else (made so from the ifs after it), whose statements a does not
+/// exclude: `if (lane < 2) X; if (30 <= lane) Y; if (lane < 1) Z` loses Z.
+/// A call with side effects between two ifs of different conditions keeps
+/// them apart; ifs of one condition still merge (correctly) and the fences
+/// go after the run.
+const std::string if_fence_name = opaque_prefix + "if_fence";
+
+class FenceIfs : public IRMutator {
+    using IRMutator::visit;
+    Stmt visit(const Block *op) override {
+        std::vector<Stmt> statements;
+        Stmt s = op;
+        while (const Block *b = s.as<Block>()) {
+            statements.push_back(mutate(b->first));
+            s = b->rest;
+        }
+        statements.push_back(mutate(s));
+        std::vector<Stmt> fenced;
+        for (const Stmt &st : statements) {
+            const IfThenElse *now = st.as<IfThenElse>();
+            const IfThenElse *before = fenced.empty() ? nullptr : fenced.back().as<IfThenElse>();
+            if (now && before && !equal(now->condition, before->condition)) {
+                fenced.push_back(Evaluate::make(Call::make(Int(32), if_fence_name, {}, Call::Extern)));
+            }
+            fenced.push_back(st);
+        }
+        return Block::make(fenced);
+    }
+};
+
+class RemoveIfFences : public IRMutator {
+    using IRMutator::visit;
+    Stmt visit(const Evaluate *op) override {
+        const Call *call = op->value.as<Call>();
+        if (call && call->name == if_fence_name) return Evaluate::make(0);
+        return IRMutator::visit(op);
+    }
+    Stmt visit(const Block *op) override {
+        Stmt first = mutate(op->first), rest = mutate(op->rest);
+        if (is_no_op(first)) return rest;
+        if (is_no_op(rest)) return first;
+        return Block::make(first, rest);
     }
 };
 
@@ -181,7 +302,8 @@ Expr simplify_exact(const Expr &e) {
 Stmt simplify_exact(const Stmt &s) {
     if (!s.defined()) return s;
     const IndexArithmetic indices(s);
-    return InlineArithmeticLets().mutate(Unprotect().mutate(simplify(Protect(indices).mutate(s))));
+    const Stmt simplified = simplify(FenceIfs().mutate(Protect(indices).mutate(s)));
+    return InlineArithmeticLets().mutate(RemoveIfFences().mutate(Unprotect().mutate(simplified)));
 }
 
 }  // namespace pulse

@@ -64,12 +64,13 @@ Expr source_value(const Expr &e, const sys::Tap &tap) {
 }
 
 /// Whether `e`, a value over a symbolic PE at one step, is the same on every
-/// PE: it names no PE and reads no recurrence. A tap reads a value some PE
+/// PE: it names no PE (or only in sums where the PE cancels) and reads no
+/// recurrence. A tap reads a value some PE
 /// holds, which may differ between PEs even when the tap's expression names
 /// none (a root Y(s, t) + w(t) computed in the same step), so a chain whose
 /// root reads one cannot be computed in place by each PE.
 bool is_same_on_every_pe(const Expr &e, const std::string &space_var) {
-    return !expr_uses_var(e, space_var) && sys::taps_in(e).empty();
+    return !varies_with(e, space_var) && sys::taps_in(e).empty();
 }
 
 /// `e` with every `undefined` replaced by zero (stores are guarded by

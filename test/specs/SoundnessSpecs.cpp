@@ -65,4 +65,61 @@ Spec int64_horner(const Params &params) {
 }
 PULSE_REGISTER_SPEC("int64_horner", "int64 Horner steps past 2^53 (s = c, t = q)", int64_horner);
 
+
+/// Three moves across the warps of a block in one step, two of them leaving
+/// by the same warp edge: the shared-memory stores of a step are three ifs,
+/// `lane < 2`, `30 <= lane`, `lane < 2`, which Halide 14's simplifier chained
+/// into one if-else, dropping the third store (the reader then read a slot
+/// no thread had written).
+Spec warps_exchange_three_moves(const Params &) {
+    Var i("i"), j("j"), s("s"), t("t");
+    Func A(Float(32), {i, j}, Place::Device, "A"), B(Float(32), {i, j}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i, j) = (select(i <= 14, A(i + 1, j), 2.5f) - select(j >= 1, B(i, j - 1), 1.0f)) + select(i <= 14, B(i + 1, j), 1.0f);
+    B(i, j) = select(i <= 14, B(i + 1, j), 0.5f);
+    Out(i) = select(j == 1, B(i, j));
+    A.merge_ures(B, Out).set_bounds(i, 0, 16, j, 0, 2);
+    A.space_time_transform({i, j}, {s, t}, {2, 2, /**/ -2, 1});
+    A.gpu_threads(s);
+    return Spec{Out, {}};
+}
+PULSE_REGISTER_SPEC("warps_exchange_three_moves", "three moves across the warps of a block in one step, two by one edge (gpu_threads)",
+                    warps_exchange_three_moves);
+
+/// A broadcast whose root names the PE only in sums where it cancels: under
+/// this transform x(i - 2j, 2j - i) reads x((s*2) + ((s*-2) - t), ...) at
+/// PE s, which Halide's simplifier leaves as written; in a rolled time loop
+/// the chain was taken from its source lane instead of computed in place,
+/// and an array wider than a warp (J > 32, THREADS=1) would have been refused.
+Spec broadcast_cancelled_pe(const Params &params) {
+    const int I = params.get_int("I", 2, 1, 64), J = params.get_int("J", 1, 1, 128);
+    Var i("i"), j("j"), s("s"), t("t");
+    Input x(Int(32), 2, "x");
+    Func A(Int(32), {i, j}, Place::Device, "A"), Out(Place::Device, "Out");
+    A(i, j) = select(i >= 2 && j >= 1, A(i - 2, j - 1), x(i - 2 * j, 2 * j - i));
+    Out(i, j) = A(i, j);
+    A.merge_ures(Out).set_bounds(i, 0, I, j, 0, J);
+    A.space_time_transform({i, j}, {s, t}, {0, -1, /**/ -1, 2});
+    if (params.get_int("THREADS", 0, 0, 1)) A.gpu_threads(s);
+    return Spec{Out, {x}};
+}
+PULSE_REGISTER_SPEC("broadcast_cancelled_pe", "a broadcast whose root names the PE in sums that cancel (s = -j, t = 2j - i)",
+                    broadcast_cancelled_pe);
+
+/// uint32 4 - 5 converted to int32, once the time loop's first step is
+/// peeled (or unrolled) and the select's constant reaches the conversion:
+/// Halide folds it to an overflow error, the language wraps it (-1).
+Spec wrapping_constant_cast(const Params &) {
+    Var i("i"), s("s"), t("t");
+    Input y(UInt(32), 1, "y");
+    Func A(UInt(32), {i}, Place::Device, "A"), B(Int(32), {i}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i) = cast(UInt(32), 4) - select(i <= 1, cast<uint32_t>(B(i + 1)), cast(UInt(32), 5));
+    B(i) = (cast<int32_t>(y(0)) + cast<int32_t>(A(i))) % 10007;
+    Out(i) = B(i);
+    A.merge_ures(B, Out).set_bounds(i, 0, 3);
+    A.space_time_transform({i}, {s, t}, {0, /**/ -1});
+    return Spec{Out, {y}};
+}
+PULSE_REGISTER_SPEC("wrapping_constant_cast", "uint32 4 - 5 converted to int32 (wraps to -1, never an overflow error)",
+                    wrapping_constant_cast);
+
 }  // namespace
