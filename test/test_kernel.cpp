@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 
+#include "CroppedRun.h"
 #include "TestUtil.h"
 
 #include "exec/KernelExecutor.h"
@@ -24,12 +25,6 @@ struct Case {
     Params params;
 };
 
-/// A window of `b`'s storage, cropped in dimension d (a new shape; Halide::Buffer
-/// copies share theirs).
-Halide::Buffer<> window(const Halide::Buffer<> &b, int d, int min, int extent) {
-    return Halide::Buffer<>(b.get()->cropped(d, min, extent));
-}
-
 /// Runs the kernel of `c` with each output cropped by `crop` elements per
 /// dimension; returns the mismatch against the interpreter ("" if none).
 /// `set_inputs` may replace the random inputs, `alter` the optimized kernel.
@@ -46,48 +41,7 @@ std::string execute_against_reference(const Case &c, int crop, const KernelOptio
     if (alter) alter(kernel);
     Buffers inputs = random_input_buffers(program, 11);
     if (set_inputs) set_inputs(inputs);
-    Buffers expected = ir::realize(program, inputs);
-    Buffers actual = inputs;
-    std::map<std::string, Halide::Buffer<>> storage;
-    for (const auto &[name, buffer] : expected) {
-        Halide::Buffer<> out = buffer.copy();
-        poison(out);
-        Halide::Buffer<> view = out;
-        for (int d = 0; d < view.dimensions(); d++) {
-            if (view.dim(d).extent() > crop) view = window(view, d, view.dim(d).min(), view.dim(d).extent() - crop);
-        }
-        actual[name] = view;
-        storage[name] = out;
-    }
-    execute_kernel(kernel, actual);
-    for (const auto &[name, buffer] : expected) {
-        const Halide::Buffer<> &view = actual.at(name);
-        // Outside the crop: still poisoned (NaN, or the poison pattern).
-        for (int d = 0; d < buffer.dimensions(); d++) {
-            if (view.dim(d).extent() == buffer.dim(d).extent()) continue;
-            Halide::Buffer<> outside = window(storage.at(name), d, view.dim(d).max() + 1, buffer.dim(d).max() - view.dim(d).max());
-            Halide::Buffer<> poisoned = outside.copy();
-            poison(poisoned);
-            if (buffer.type().is_float()) {
-                bool all_nan = true;
-                if (buffer.type().bits() == 64) {
-                    Halide::Buffer<double> typed(*outside.raw_buffer());
-                    typed.for_each_value([&](double v) { all_nan &= std::isnan(v); });
-                } else {
-                    Halide::Buffer<float> typed(*outside.raw_buffer());
-                    typed.for_each_value([&](float v) { all_nan &= std::isnan(v); });
-                }
-                if (!all_nan) return "output " + name + " written outside its cropped extent";
-            } else if (!compare_outputs(Buffers{{name, poisoned}}, Buffers{{name, outside.copy()}}).empty()) {
-                return "output " + name + " written outside its cropped extent";
-            }
-        }
-        Halide::Buffer<> inside = buffer;
-        for (int d = 0; d < inside.dimensions(); d++) inside = window(inside, d, view.dim(d).min(), view.dim(d).extent());
-        std::string mismatch = compare_outputs(Buffers{{name, inside.copy()}}, Buffers{{name, view.copy()}});
-        if (!mismatch.empty()) return mismatch;
-    }
-    return "";
+    return test::run_cropped_against_reference(kernel, inputs, ir::realize(program, inputs), crop);
 }
 
 }  // namespace

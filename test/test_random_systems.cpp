@@ -40,6 +40,7 @@
 #include "lower/Pipeline.h"
 #include "BruteForce.h"
 #include "CmBuild.h"
+#include "CroppedRun.h"
 #include "RandomSystem.h"
 #include "TestUtil.h"
 
@@ -63,7 +64,7 @@ struct Stats {
     std::map<Verdict, int> by_verdict;
     std::map<size_t, int> cases_by_loops, cases_by_space_rows;
     std::map<std::string, int> types;
-    int simulated = 0, executed = 0, several_per_lane = 0, lowering_refused = 0, kernel_refused = 0;
+    int simulated = 0, executed = 0, executed_cropped = 0, several_per_lane = 0, lowering_refused = 0, kernel_refused = 0;
     std::map<std::string, int> refusals;
     int executed_by[mapping_count][2] = {};  ///< kernels executed per mapping, time loop unrolled / rolled
     /// Per shape class: systems drawn with it, linear designs accepted, of
@@ -287,6 +288,13 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                 executed = e.what();
             }
             if (!executed.empty()) return {label, executed};
+            if (!ran) {
+                // Run-time sizes: every output one smaller, once per design.
+                phase = "kernel execution at run-time sizes";
+                const std::string cropped = test::run_cropped_against_reference(kernel, inputs, expected, 1);
+                if (!cropped.empty()) return {label + " at run-time sizes", cropped};
+                stats.executed_cropped++;
+            }
             stats.executed++;
             stats.several_per_lane += kernel.pes_per_lane > 1;
             stats.executed_by[mapping][is_rolled]++;
@@ -450,7 +458,7 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << s.cases << " validator cases (" << s.cases_by_loops[1] << "/" << s.cases_by_loops[2] << "/"
               << s.cases_by_loops[3] << " with 1/2/3 loops, " << s.cases_by_space_rows[2] << " with two space rows; "
               << s.by_verdict[Verdict::Accept] << " accepted), " << s.simulated << " simulated, " << s.executed
-              << " kernels executed (" << s.several_per_lane << " with several PEs per lane, " << s.kernel_refused
+              << " kernels executed (" << s.executed_cropped << " of them also at run-time sizes one smaller, " << s.several_per_lane << " with several PEs per lane, " << s.kernel_refused
               << " refused by the mapping, " << s.lowering_refused << " by the lowering), " << s.failures
               << " disagreements\n";
     std::cout << "  kernels executed per mapping (time loop unrolled + rolled):";

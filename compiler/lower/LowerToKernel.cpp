@@ -291,6 +291,31 @@ private:
         }
     }
 
+    /// Every output is indexed by every instance loop. An instance loop's extent
+    /// comes from the output extents at run time, so an output written at only
+    /// some of its values (`Out2(j) = select(i == 2, ...)`) would be written or
+    /// not depending on the other outputs' extents, and left unwritten in
+    /// silence where they are small.
+    void require_outputs_indexed_by_instance_loops() const {
+        for (const ir::Loop &v : program.instance_loops) {
+            const int vi = source.loop_index(v.var);
+            for (const ir::Ure *u : source.outputs()) {
+                bool indexed = false;
+                for (const Expr &index : u->output_index()) {
+                    std::optional<AffineForm> f = to_affine(index, source.loops);
+                    indexed |= f ? f->coefficient[vi] != 0 : expr_uses_var(index, v.var);
+                }
+                if (!indexed) {
+                    compile_error("kernel ", name, ": output ", u->name, " is not indexed by loop '", v.var,
+                                  "', which lies outside the array and takes its extent from the outputs at run time; ",
+                                  u->name, " would be written or not depending on the other outputs' extents. Index ",
+                                  u->name, " by '", v.var, "' (one value per instance), or bring '", v.var,
+                                  "' into the array (a source loop of the space-time transform)");
+                }
+            }
+        }
+    }
+
     /// The run-time extent of instance loop `v`, from the output extents.
     Expr derived_extent(const ir::Loop &v) const {
         Expr best;
@@ -355,6 +380,7 @@ private:
             Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)min;
             plan.definitions.push_back({var, value});
         };
+        require_outputs_indexed_by_instance_loops();
         for (const ir::Loop &l : program.instance_loops) split(l.var, l.min, derived_extent(l));
         std::set<std::string> known;
         for (const Piece &p : pieces) known.insert(p.var);

@@ -22,6 +22,65 @@ std::vector<Expr> conjuncts(const Expr &c) {
     return {c};
 }
 
+/// `e` as `value + constant` (constant 0 if `e` is no such sum).
+std::pair<Expr, int64_t> split_offset(const Expr &e) {
+    if (const Add *a = e.as<Add>()) {
+        if (const int64_t *k = as_const_int(a->b)) return {a->a, *k};
+    }
+    if (const Sub *d = e.as<Sub>()) {
+        if (const int64_t *k = as_const_int(d->b)) return {d->a, -*k};
+    }
+    return {e, 0};
+}
+
+/// Folds the bounds of one expression against one run-time size at several
+/// offsets, `x < n + c` for c in [lo, hi] (a stencil's interior test, once per
+/// read), into `x < n + lo && n + lo <= n + hi`. The sums wrap (the language's
+/// integers), so the least bound is not simply n + lo: but where n + lo <= n +
+/// hi no wrap lies between them (hi - lo is small), n + c grows with c over
+/// [lo, hi], and n + lo is the least. Where the second test fails the
+/// interior is not taken, which is always safe.
+std::vector<Expr> merge_bounds_against_one_size(const std::vector<Expr> &tests) {
+    struct Group {
+        Expr first;  ///< the test as found, kept where the group has one member
+        IRNodeType kind;
+        Expr bounded, size;
+        int64_t lo, hi;
+        int members = 0;
+    };
+    std::vector<Group> groups;
+    std::vector<Expr> others;
+    for (const Expr &test : tests) {
+        for (const Expr &c : conjuncts(test)) {
+            const LT *lt = c.as<LT>();
+            const LE *le = c.as<LE>();
+            const Expr a = lt ? lt->a : le ? le->a : Expr(), b = lt ? lt->b : le ? le->b : Expr();
+            if (!a.defined() || !b.type().is_int() || b.type().bits() > 32 || is_const(b)) {
+                others.push_back(c);
+                continue;
+            }
+            auto [size, offset] = split_offset(b);
+            Group *g = nullptr;
+            for (Group &x : groups) {
+                if (x.kind == c->node_type && equal(x.bounded, a) && equal(x.size, size)) g = &x;
+            }
+            if (!g) g = &groups.emplace_back(Group{c, c->node_type, a, size, offset, offset});
+            g->lo = std::min(g->lo, offset), g->hi = std::max(g->hi, offset);
+            g->members++;
+        }
+    }
+    for (const Group &g : groups) {
+        if (g.members == 1) {
+            others.push_back(g.first);
+            continue;
+        }
+        const Expr least = g.size + make_const(g.size.type(), g.lo), most = g.size + make_const(g.size.type(), g.hi);
+        others.push_back(g.kind == IRNodeType::LT ? LT::make(g.bounded, least) : LE::make(g.bounded, least));
+        others.push_back(least <= most);
+    }
+    return others;
+}
+
 }  // namespace
 
 void specialize_interior(kir::Kernel &kernel) {
@@ -188,7 +247,9 @@ void specialize_interior(kir::Kernel &kernel) {
             const kir::BufferArg &b = kernel.buffer(buffer);
             conditions.push_back(kir::in_bounds(b, lo) && kir::in_bounds(b, hi));
         }
-        for (const auto &[key, test] : selects.proven) conditions.push_back(test);
+        std::vector<Expr> size_tests;
+        for (const auto &[key, test] : selects.proven) size_tests.push_back(test);
+        for (const Expr &test : merge_bounds_against_one_size(size_tests)) conditions.push_back(test);
         Expr interior = const_true();
         for (const Expr &c : conditions) interior = interior && c;
         interior = simplify_exact(interior);

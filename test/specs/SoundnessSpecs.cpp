@@ -122,4 +122,21 @@ Spec wrapping_constant_cast(const Params &) {
 PULSE_REGISTER_SPEC("wrapping_constant_cast", "uint32 4 - 5 converted to int32 (wraps to -1, never an overflow error)",
                     wrapping_constant_cast);
 
+/// An output not indexed by a loop outside the array (i, whose extent the
+/// outputs give at run time), written at one of its values only: cropping Out
+/// below i = 2 left Out2 unwritten in silence. Refused with the fix.
+Spec output_at_one_instance(const Params &) {
+    Var i("i"), j("j"), s("s"), t("t");
+    Input x(Int(32), 1, "x");
+    Func A(Int(32), {i, j}, Place::Device, "A"), Out(Place::Device, "Out"), Out2(Place::Device, "Out2");
+    A(i, j) = x(j + 1) * (i + 1);
+    Out(i) = select(j == 1, A(i, j));
+    Out2(j) = select(i == 2, A(i, j));
+    A.merge_ures(Out, Out2).set_bounds(i, 0, 3, j, -1, 3);
+    A.space_time_transform({j}, {s, t}, {1, /**/ -2});
+    return Spec{Out, {x}};
+}
+PULSE_REGISTER_SPEC("output_at_one_instance", "an output written at one instance of a loop outside the array (refused)",
+                    output_at_one_instance);
+
 }  // namespace
