@@ -7,7 +7,8 @@
 #   exec      compiler/exec        CPU evaluators of the IRs, buffer element I/O
 #   analysis  compiler/analysis    dependences, isl model, validator, reverse map, report
 #   lower     compiler/lower       the pass lists and the lowerings
-#   codegen   compiler/codegen     printers of the IRs (C, CUDA, CM, C++ reference)
+#   codegen   compiler/codegen     printers of the IRs (C, CUDA, CM, C++ reference); they
+#                                  include only ir and base: a printer takes a finished kernel
 #   frontend  frontend/include/pulse, frontend/src   the embedded language (pulse.h)
 #   tools     tools                the generator command line
 #
@@ -86,6 +87,11 @@ while IFS= read -r file; do
             if [[ "$from" != "$to" ]]; then
                 fail "$file:$line: includes $target: tools/import includes only its own headers, and no layer includes it"
             fi
+            continue
+        fi
+        # The printers print finished IR: they include the IRs and nothing that plans or evaluates.
+        if [[ "$from" == codegen && "$to" != codegen && "$to" != ir && "$to" != base ]]; then
+            fail "$file:$line: includes $target: codegen includes only ir and base (printers take a finished kernel; planning is lower's)"
             continue
         fi
         if (( ${rank[$to]} > ${rank[$from]} )); then

@@ -16,6 +16,9 @@ budget="${4:-540}"
 scale="${5:-7}"
 first="${6:-1000000}"
 mkdir -p "$logs"
+# A binary that cannot start would make every batch fail at once, endlessly.
+"$bin" --list-tests > "$logs/tests.txt" 2>&1  # (Catch2 exits with the number of tests)
+grep -q "random URE systems" "$logs/tests.txt" || { echo "fuzz_parallel: $bin does not run: $(head -c 300 "$logs/tests.txt")" >&2; exit 2; }
 per_batch=$((scale * 150))
 deadline=$((SECONDS + budget))
 worker() {
@@ -23,7 +26,10 @@ worker() {
   while (( SECONDS < deadline )); do
     local seed=$((first + (r * jobs + k) * per_batch))
     PULSE_RANDOM_SCALE="$scale" PULSE_FUZZ_SEED="$seed" "$bin" "[random][systems]~[cm]" > "$logs/batch_$seed.log" 2>&1
-    echo "$seed $?" >> "$logs/status_$k.txt"
+    local rc=$?
+    echo "$seed $rc" >> "$logs/status_$k.txt"
+    # A batch that ended without its summary crashed: stop this worker (its log says why).
+    grep -q "disagreements" "$logs/batch_$seed.log" || return
     r=$((r + 1))
   done
 }
@@ -31,7 +37,7 @@ for ((k = 0; k < jobs; k++)); do worker "$k" & done
 wait
 batches=$(cat "$logs"/status_*.txt | wc -l)
 failed=$(awk '$2 != 0 {print $1}' "$logs"/status_*.txt | sort -n | tr '\n' ' ')
-sum() { grep -h -o "$1" "$logs"/batch_*.log | awk '{s += $1} END {print s + 0}'; }
+sum() { find "$logs" -name 'batch_*.log' -exec grep -h -o "$1" {} + | awk '{s += $1} END {print s + 0}'; }
 systems=$(sum "[0-9]* systems (")
 cases=$(sum "[0-9]* validator cases")
 kernels=$(sum "[0-9]* kernels executed")

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/CodeGenCM.h"
+#include "Emit.h"
 
 namespace pulse::test {
 

@@ -20,7 +20,6 @@
 #include "codegen/CodeGenCudaKernel.h"
 #include "codegen/CodeGenReference.h"
 #include "exec/KernelExecutor.h"
-#include "lower/KernelPasses.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "RandomSystem.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "codegen/CodeGenCM.h"
+#include "Emit.h"
 #include "CmBuild.h"
 #include "lower/Pipeline.h"
 #include "TestUtil.h"
@@ -106,10 +107,10 @@ TEST_CASE("cm: every example runs on the CM emulation and matches the reference"
         int64_t npe = program.pe_count;
         saw_odd_pe_count |= (npe & (npe - 1)) != 0;
         std::string name = case_id(c);
-        emit_cm_emulation(program, name, input_order(spec), dir.string(), CmTarget::gen9());
+        emit_cm_emulation(program, name, input_order(spec), dir.string(), Target::cm_gen9());
         // The kernel is the kernel IR's warp: lane l of each vector is lane l of the warp.
         std::string kernel = read_text(dir / (name + "_genx.cpp"));
-        const int lanes = cm_lanes(lower_for_cm(program, name, input_order(spec)));
+        const int lanes = cm_lanes(lower_to_target(program, name, input_order(spec), {}, Target::cm_gen9()));
         CHECK(lanes % 8 == 0);
         CHECK(kernel.find("_GENX_MAIN_ void " + name + "(") != std::string::npos);
         CHECK(kernel.find("vector<int, " + std::to_string(lanes) + "> lane(lane_init)") != std::string::npos);
@@ -135,7 +136,7 @@ TEST_CASE("cm: the emulation harness catches a wrong kernel", "[cm]") {
     std::filesystem::path dir = scratch_directory("mutant");
     Spec spec = build_spec("conv1d_sbm");
     sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
-    emit_cm_emulation(program, "conv1d_sbm", input_order(spec), dir.string(), CmTarget::gen9());
+    emit_cm_emulation(program, "conv1d_sbm", input_order(spec), dir.string(), Target::cm_gen9());
     // Shift the first partial sums the wrong way: from lane l + 1 instead of l - 1.
     std::filesystem::path kernel = dir / "conv1d_sbm_genx.cpp";
     std::string text = read_text(kernel);
@@ -158,12 +159,12 @@ TEST_CASE("cm: a design over the register budget is rejected with the numbers an
     Spec spec = build_spec("matmul", params);
     sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
     // Lowered once (an unrolled body of 80 steps takes seconds).
-    kir::Kernel kernel = lower_for_cm(program, "matmul_big", input_order(spec));
+    kir::Kernel kernel = lower_to_target(program, "matmul_big", input_order(spec), {}, Target::cm_gen9());
     CmRegisterPlan plan = plan_cm_registers(kernel, CmTarget::gen9());
     CHECK(plan.bytes > plan.available);
     CHECK(plan.available == 4096);
     try {
-        print_cm_kernel(kernel, CmTarget::gen9());
+        print_cm_kernel(kernel, Target::cm_gen9());
         FAIL("expected a CompileError");
     } catch (const CompileError &e) {
         std::string m = e.what();
@@ -174,7 +175,8 @@ TEST_CASE("cm: a design over the register budget is rejected with the numbers an
         CHECK(m.find("a target with a larger GRF") != std::string::npos);
     }
     // The same design fits a target with twice the registers.
-    CmTarget large{"large GRF", 256, 64};
+    Target large = Target::cm_gen9();
+    large.cm = CmTarget{"large GRF", 256, 64};
     CHECK_NOTHROW(print_cm_kernel(kernel, large));
 }
 
@@ -209,7 +211,7 @@ TEST_CASE("cm: a read of a later step, never taken on the domain, compiles and r
     Spec spec = build_spec("conv1d_sbm", params);
     ir::UreProgram program = spec.output.lower();
     program.schedule.transform->matrix = {{-1, 0}, {1, -1}};
-    emit_cm_emulation(compile_to_systolic(program), "later_step", input_order(spec), dir.string(), CmTarget::gen9());
+    emit_cm_emulation(compile_to_systolic(program), "later_step", input_order(spec), dir.string(), Target::cm_gen9());
     std::string log;
     REQUIRE(build_cm_emulations(dir, {"later_step"}, &log) == 0);
     std::string out;
@@ -231,7 +233,7 @@ TEST_CASE("cm: a same-step read of another variable along the lanes compiles and
     Out(i, j) = B(i, j);
     A.merge_ures(B, Out).set_bounds(i, 0, 6, j, 0, 3);
     A.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 0, 1});
-    emit_cm_emulation(compile_to_systolic(Out.lower()), "same_step_other", {"x"}, dir.string(), CmTarget::gen9());
+    emit_cm_emulation(compile_to_systolic(Out.lower()), "same_step_other", {"x"}, dir.string(), Target::cm_gen9());
     std::string log;
     const int built = build_cm_emulations(dir, {"same_step_other"}, &log);
     INFO(log);
@@ -254,7 +256,7 @@ TEST_CASE("cm: a same-step chain of a value that differs between PEs compiles an
     Out(i, j) = B(i, j);
     B.merge_ures(Out).set_bounds(i, 0, 11, j, 0, 3);
     B.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 0, 1});
-    emit_cm_emulation(compile_to_systolic(Out.lower()), "chain_source", {"x"}, dir.string(), CmTarget::gen9());
+    emit_cm_emulation(compile_to_systolic(Out.lower()), "chain_source", {"x"}, dir.string(), Target::cm_gen9());
     std::string kernel = read_text(dir / "chain_source_genx.cpp");
     CHECK(kernel.find(".iselect(") != std::string::npos);
     CHECK(kernel.find("hop++") != std::string::npos);
@@ -277,7 +279,7 @@ TEST_CASE("cm: a rolled time loop runs: serial loops and register arrays as matr
     for (const char *spec_name : {"matmul", "conv1d_ffs"}) {
         Spec spec = build_spec(spec_name, Params());
         const std::string name = std::string(spec_name) + "_rolled";
-        emit_cm_emulation(compile_to_systolic(spec.output.lower()), name, input_order(spec), dir.string(), CmTarget::gen9(), options);
+        emit_cm_emulation(compile_to_systolic(spec.output.lower()), name, input_order(spec), dir.string(), Target::cm_gen9(), options);
         std::string kernel = read_text(dir / (name + "_genx.cpp"));
         CHECK(kernel.find("matrix<") != std::string::npos);
         CHECK(kernel.find("for (int t_block") != std::string::npos);
@@ -302,11 +304,11 @@ TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks r
     // gpu_blocks naming one instance loop runs the other one per thread.
     std::filesystem::path dir = scratch_directory("schedules");
     Spec ssam = build_spec("conv2d_ssam", Params());
-    emit_cm_emulation(compile_to_systolic(ssam.output.lower()), "ssam", input_order(ssam), dir.string(), CmTarget::gen9());
+    emit_cm_emulation(compile_to_systolic(ssam.output.lower()), "ssam", input_order(ssam), dir.string(), Target::cm_gen9());
     Spec sbm = build_spec("conv2d_sbm", Params());
     ir::UreProgram conv2d = sbm.output.lower();
     conv2d.schedule.gpu_blocks = {"b"};
-    emit_cm_emulation(compile_to_systolic(conv2d), "sbm_blocks", input_order(sbm), dir.string(), CmTarget::gen9());
+    emit_cm_emulation(compile_to_systolic(conv2d), "sbm_blocks", input_order(sbm), dir.string(), Target::cm_gen9());
     std::string log;
     const int built = build_cm_emulations(dir, {"ssam", "sbm_blocks"}, &log);
     INFO(log);
@@ -320,13 +322,13 @@ TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks r
     // What the mapping refuses, CM refuses with the mapping's words.
     conv2d.schedule.gpu_blocks.clear();
     conv2d.schedule.gpu_threads = {"b"};
-    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(conv2d), "k", input_order(sbm), CmTarget::gen9()),
+    REQUIRE_THROWS_WITH(lower_to_target(compile_to_systolic(conv2d), "k", input_order(sbm), {}, Target::cm_gen9()),
                         Catch::Contains("gpu_threads(b): only the array's space loop"));
     // An array spread over the warps of a block has no CM form, nor an input staged in shared memory.
     Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 40}, {"THREADS", 1}, {"RT", 2}}));
-    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(wide.output.lower()), "k", input_order(wide), CmTarget::gen9()),
+    REQUIRE_THROWS_WITH(print_cm_kernel(lower_to_target(compile_to_systolic(wide.output.lower()), "k", input_order(wide), {}, Target::cm_gen9()), Target::cm_gen9()),
                         Catch::Contains("a CM array runs on one hardware thread"));
     Spec staged = build_spec("conv2d_ssam", test::params({{"K", 3}, {"CACHE", 2}, {"RT", 2}}));
-    REQUIRE_THROWS_WITH(emit_cm_kernel(compile_to_systolic(staged.output.lower()), "k", input_order(staged), CmTarget::gen9()),
+    REQUIRE_THROWS_WITH(print_cm_kernel(lower_to_target(compile_to_systolic(staged.output.lower()), "k", input_order(staged), {}, Target::cm_gen9()), Target::cm_gen9()),
                         Catch::Contains("input x is cached in shared memory"));
 }

@@ -9,7 +9,6 @@
 #include "TestUtil.h"
 
 #include "exec/KernelExecutor.h"
-#include "lower/KernelPasses.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "exec/Simulator.h"

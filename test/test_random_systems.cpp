@@ -32,10 +32,10 @@
 
 #include "analysis/CheckWellDefined.h"
 #include "codegen/CodeGenCM.h"
+#include "Emit.h"
 #include "exec/InputRegions.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
-#include "lower/KernelPasses.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "BruteForce.h"
@@ -548,7 +548,7 @@ Failure check_cm(const System &system, const Transform &transform, const std::fi
         ir::UreProgram program = build_system(system, transform);
         std::vector<std::string> order;
         for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
-        emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
+        emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), Target::cm_gen9());
     } catch (const CompileError &e) {
         return {"CM refused", e.what()};
     }
@@ -594,7 +594,7 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
             for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
             const std::string name = "design" + std::to_string(i);
             try {
-                emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
+                emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), Target::cm_gen9());
             } catch (const CompileError &e) {
                 // Over the register budget: refused with the numbers (test_cm); or
                 // refused by the kernel IR's mapping, which CM prints as CUDA does

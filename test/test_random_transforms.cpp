@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "codegen/CodeGenCM.h"
+#include "Emit.h"
 #include "exec/ExprCompiler.h"
 #include "exec/KernelExecutor.h"
-#include "lower/KernelPasses.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "exec/Simulator.h"
@@ -249,7 +249,7 @@ TEST_CASE("a sample of accepted random transforms runs on the CM emulation to th
         for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
         std::string name = "design" + std::to_string(i);
         try {
-            emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), CmTarget::gen9());
+            emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), Target::cm_gen9());
         } catch (const CompileError &) {
             refused++;  // over the register budget (test_cm), or refused by the kernel mapping
             continue;

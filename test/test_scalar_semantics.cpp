@@ -21,11 +21,11 @@
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenCM.h"
+#include "Emit.h"
 #include "codegen/CodeGenCudaKernel.h"
 #include "codegen/CodeGenReference.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
-#include "lower/KernelPasses.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "TestUtil.h"
@@ -408,8 +408,8 @@ int check_batch(uint32_t seed, int count, const std::vector<Type> &io_types, boo
     const std::filesystem::path dir = temp_dir();
     kir::Kernel cm_kernel;
     if (with_cm) {
-        cm_kernel = lower_for_cm(systolic, name, batch.input_order);
-        std::ofstream(dir / (name + "_genx.cpp")) << print_cm_kernel(cm_kernel, CmTarget{});
+        cm_kernel = lower_to_target(systolic, name, batch.input_order, {}, Target::cm_gen9());
+        std::ofstream(dir / (name + "_genx.cpp")) << print_cm_kernel(cm_kernel, Target::cm_gen9());
         write_cm_emulation_header(dir.string());
     }
     std::ofstream(dir / (name + "_reference.h")) << emit_reference_cpp(batch.program, name, batch.input_order);

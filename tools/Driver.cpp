@@ -13,9 +13,9 @@
 #include "codegen/CodeGenCM.h"
 #include "codegen/CodeGenCudaKernel.h"
 #include "codegen/CodeGenReference.h"
+#include "Emit.h"
 #include "exec/InputRegions.h"
 #include "exec/KernelExecutor.h"
-#include "lower/KernelPasses.h"
 #include "lower/LowerToKernel.h"
 #include "exec/Interpreter.h"
 #include "lower/Pipeline.h"
@@ -25,18 +25,6 @@
 
 namespace pulse {
 
-namespace {
-
-/// Writes `text` to DIRECTORY/FILE, creating the directory.
-void write_text_file(const std::string &directory, const std::string &file, const std::string &text) {
-    std::filesystem::create_directories(directory);
-    std::string path = (std::filesystem::path(directory) / file).string();
-    std::ofstream out(path);
-    out << text;
-    if (!out) compile_error("cannot write ", path);
-}
-
-}  // namespace
 
 Progress progress_on_stderr(const std::string &what, const std::string &units) {
     using Clock = std::chrono::steady_clock;
@@ -98,11 +86,11 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     else if (flag == "--execute-kernel") a.execute_kernel = true;
     else if (flag.rfind("--print-after=", 0) == 0) {
         a.print_after = flag.substr(14);
-        std::vector<std::string> passes = kernel_pass_names();
+        std::vector<std::string> passes = printable_pass_names();
         if (a.print_after != "all" && std::find(passes.begin(), passes.end(), a.print_after) == passes.end()) {
             std::string list;
             for (const std::string &p : passes) list += (list.empty() ? "" : ", ") + p;
-            compile_error("--print-after=", a.print_after, ": no such pass; the kernel passes are ", list, " (or all)");
+            compile_error("--print-after=", a.print_after, ": no such pass; the passes whose IR it prints are ", list, " (or all)");
         }
     } else if (flag == "--time-passes") a.time_passes = true;
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
@@ -162,7 +150,8 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     // Every stage runs once: the validator's findings are printed by --check.
     std::vector<DependenceTiming> validation;
     auto validate_start = std::chrono::steady_clock::now();
-    sys::SystolicProgram systolic = compile_to_systolic(program, &validation, timing);
+    const PassTrace trace{timing, &std::cout, a.print_after};
+    sys::SystolicProgram systolic = compile_to_systolic(program, &validation, trace);
     start = std::chrono::steady_clock::now();
     if (a.check) {
         double ms = std::chrono::duration<double, std::milli>(start - validate_start).count();
@@ -186,79 +175,67 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
                   << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
         if (!mismatch.empty()) status = 1;
     }
-    // The kernel IR: lowered and optimized once for every action that needs it.
-    std::optional<kir::Kernel> lowered;
-    const bool emits_cuda = std::find(a.emit.begin(), a.emit.end(), "cuda") != a.emit.end();
-    if (a.print_kernel || !a.print_after.empty() || a.execute_kernel || emits_cuda) {
-        KernelOptions options;
-        if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
-        options.prefetch_walks = a.prefetch_walks;
-        options.min_blocks_per_sm = a.min_blocks_per_sm;
-        start = std::chrono::steady_clock::now();
-        lowered = lower_to_kernel(systolic, a.kernel_name.empty() ? default_name : a.kernel_name, input_order, options);
-        lap("lower_to_kernel");
-        if (a.print_after == "lower_to_kernel" || a.print_after == "all") {
-            std::cout << "// ---- kernel IR after lower_to_kernel\n";
-            kir::print(std::cout, *lowered);
+    // The targets: one per backend emitted (cm-emu prints CM), CUDA where none is.
+    std::vector<Target> targets;
+    for (const std::string &backend : a.emit) {
+        if (backend != "cuda" && backend != "cm" && backend != "cm-emu") {
+            compile_error("--emit ", backend, ": this backend is not built into this version of Pulse");
         }
-        KernelPassOptions passes;
-        passes.trace = &std::cout;
-        passes.print_after = a.print_after;
-        passes.timing = timing;
-        optimize_kernel(*lowered, passes);
+        const Target t = backend == "cuda" ? Target::cuda() : Target::cm_gen9();
+        if (std::none_of(targets.begin(), targets.end(), [&](const Target &x) { return x.name() == t.name(); })) targets.push_back(t);
+        if (t.is_cm() && a.min_blocks_per_sm) {
+            compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the CM backend (--emit ", backend,
+                          ") has no such bound: drop the flag for CM");
+        }
+        if (t.is_cm() && a.prefetch_walks) {
+            compile_error("--prefetch applies to CUDA; the CM backend (--emit ", backend,
+                          ") keeps no register windows to prefetch into: drop the flag for CM");
+        }
     }
-    if (lowered) {
-        const kir::Kernel &kernel = *lowered;
+    if (targets.empty()) targets.push_back(Target::cuda());
+    if (!(a.print_kernel || !a.print_after.empty() || a.execute_kernel || !a.emit.empty())) return status;
+    KernelOptions options;
+    if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
+    options.prefetch_walks = a.prefetch_walks;
+    options.min_blocks_per_sm = a.min_blocks_per_sm;
+    const std::string name = a.kernel_name.empty() ? default_name : a.kernel_name;
+    for (const Target &target : targets) {
+        // The kernel IR of this target, lowered and optimized once for every action that needs it.
+        const std::string label = targets.size() > 1 ? target.name() + ", " : "";
+        if (targets.size() > 1 && (a.print_kernel || !a.print_after.empty())) std::cout << "// ==== target " << target.name() << "\n";
+        const kir::Kernel kernel = lower_to_target(systolic, name, input_order, options, target, trace);
         if (a.print_kernel) kir::print(std::cout, kernel);
         if (a.execute_kernel) {
             std::string mismatch =
                 execute_against_reference(kernel, program, seed, progress_on_stderr(spec_name + ": --execute-kernel: reference", "points"),
                                           progress_on_stderr(spec_name + ": --execute-kernel: kernel", "warps"));
-            std::cout << spec_name << ": execute-kernel (" << systolic.pe_count << " PEs x " << systolic.steps()
+            std::cout << spec_name << ": execute-kernel (" << label << systolic.pe_count << " PEs x " << systolic.steps()
                       << " steps): " << (mismatch.empty() ? "PASS" : "FAIL: " + mismatch) << "\n";
             if (!mismatch.empty()) status = 1;
         }
-    }
-    // Backends: --emit cuda / cm / cm-emu.
-    for (const std::string &backend : a.emit) {
-        if (backend == "cuda") {
-            // The kernel IR, printed as CUDA, with its host header, the
-            // reference order as C++ and a harness that checks one against the other.
-            std::string name = lowered->name;
+        for (const std::string &backend : a.emit) {
+            if ((backend == "cuda") != target.is_cuda()) continue;
             start = std::chrono::steady_clock::now();
-            CudaKernelSources sources =
-                print_cuda(*lowered, host_header_text(program, name, input_order, spec_description(spec_name)));
-            lap("print_cuda");
-            write_text_file(a.output_dir, name + ".h", sources.header);
-            write_text_file(a.output_dir, name + ".cu", sources.kernel);
-            write_text_file(a.output_dir, name + "_check.cu", sources.check);
-            write_text_file(a.output_dir, name + "_reference.h", emit_reference_cpp(program, name, input_order));
-            std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
-                      << "_check.cu in " << a.output_dir << "\n";
-            continue;
-        }
-        if (backend == "cm" || backend == "cm-emu") {
+            if (backend == "cuda") {
+                // The kernel IR printed as CUDA, with its host header, the reference
+                // order as C++ and a harness that checks one against the other.
+                std::vector<GeneratedFile> files = print_cuda_files(kernel, program, input_order, spec_description(spec_name));
+                lap("print_cuda");
+                write_files(a.output_dir, files);
+                std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
+                          << "_check.cu in " << a.output_dir << "\n";
+                continue;
+            }
             // The kernel, Level Zero host code and the reference; cm-emu also
             // builds the kernel against the CPU emulation of CM and runs it.
-            // The kernel IR again: CM's pass list has no constant memory (lower_for_cm).
-            if (a.min_blocks_per_sm) {
-                compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the CM backend (--emit ", backend,
-                              ") has no such bound: drop the flag for CM");
-            }
-            if (a.prefetch_walks) {
-                compile_error("--prefetch applies to CUDA; the CM backend (--emit ", backend,
-                              ") keeps no register windows to prefetch into: drop the flag for CM");
-            }
-            std::string name = default_name;
-            KernelOptions options;
-            if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
+            std::vector<GeneratedFile> files = print_cm(kernel, target, program, input_order, backend == "cm-emu");
+            lap("print_cm");
+            write_files(a.output_dir, files);
             if (backend == "cm") {
-                emit_cm(systolic, name, input_order, a.output_dir, CmTarget::gen9(), options);
                 std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "
                           << a.output_dir << "\n";
                 continue;
             }
-            emit_cm_emulation(systolic, name, input_order, a.output_dir, CmTarget::gen9(), options);
             std::string source = (std::filesystem::path(a.output_dir) / (name + "_emu.cpp")).string();
             std::string binary = (std::filesystem::path(a.output_dir) / (name + "_emu")).string();
             std::string log;
@@ -271,9 +248,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             int rc = run_command("'" + binary + "' 0 " + std::to_string(seed) + " 2>&1", &log);
             std::cout << name << ": cm-emu (" << systolic.pe_count << " PEs x " << systolic.steps() << " steps): " << log;
             if (rc != 0) status = 1;
-            continue;
         }
-        compile_error("--emit ", backend, ": this backend is not built into this version of Pulse");
     }
     return status;
 }

@@ -354,6 +354,10 @@ int generator_main(int argc, char **argv) {
     } catch (const EvaluationError &e) {
         std::cerr << program_name << ": evaluation error: " << e.what() << "\n";
         return 1;
+    } catch (const InternalError &e) {
+        std::cerr << program_name << ": internal error (a bug in Pulse, not in the spec; please report it with the spec): "
+                  << e.what() << "\n";
+        return 3;
     } catch (const Halide::CompileError &e) {
         std::cerr << program_name << ": error (from Halide): " << e.what() << "\n";
         return 1;

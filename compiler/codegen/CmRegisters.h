@@ -9,20 +9,9 @@
 #include <vector>
 
 #include "ir/KernelIR.h"
+#include "ir/Target.h"
 
 namespace pulse {
-
-/// The register file of the GPU a kernel is generated for. A CM kernel keeps
-/// every vector in the general register file (GRF); one that does not fit
-/// spills to memory, which defeats the systolic design, so Pulse rejects it.
-struct CmTarget {
-    std::string name = "Gen9";
-    int grf_registers = 128;  ///< registers per hardware thread
-    int grf_bytes = 32;       ///< bytes per register
-    int64_t bytes() const { return (int64_t)grf_registers * grf_bytes; }
-    /// Gen9 (Skylake and later integrated graphics): 128 registers of 32 bytes.
-    static CmTarget gen9() { return CmTarget{}; }
-};
 
 /// One entry of a kernel's register footprint.
 struct CmRegisterUse {

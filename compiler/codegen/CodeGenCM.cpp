@@ -1,22 +1,14 @@
 #include "codegen/CodeGenCM.h"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
 #include "codegen/LaneVarying.h"
 #include "codegen/KernelPrinter.h"
-#include "lower/KernelPasses.h"
 #include "ir/ExactSimplify.h"
 
 // runtime/cm_emu/cm/cm.h as text (cmake/EmbedFile.cmake).
@@ -84,7 +76,7 @@ public:
         for (const kir::BufferArg &b : k.buffers) {
             if (b.placement != kir::Placement::Global) {
                 compile_error("CM backend: ", b.name, " is placed in constant memory, which CM does not have: lower with ",
-                              "KernelPassOptions::constant_memory = false (lower_for_cm)");
+                              "a CM target (lower_to_target with Target::cm_gen9(), which has no constant bank)");
             }
             if (b.type.bits() != 32) {
                 compile_error("CM backend: ", b.is_output ? "output " : "input ", b.name, " has ", b.type.bits(),
@@ -125,7 +117,7 @@ private:
 
     std::string expr(const Expr &e) override {
         std::string s = scalar(e);
-        if (!pending.empty()) compile_error("CM backend: internal: a load in a loop bound or guard: ", e);
+        internal_assert(pending.empty(), "CM backend: a load in a loop bound or guard: ", e);
         return s;
     }
 
@@ -133,7 +125,7 @@ private:
     std::string scalar(const Expr &e) {
         CPrinterHooks hooks;
         hooks.variable = [&](const std::string &v) -> std::string {
-            if (v == kir::lane_var || varying.has(v)) compile_error("CM backend: internal: lane-varying ", v, " in a scalar");
+            internal_assert(v != kir::lane_var && !varying.has(v), "CM backend: lane-varying ", v, " in a scalar");
             std::string f = field_name(kernel, v);
             if (!f.empty()) return f;
             if (v == "warp.index") return "warp_index";
@@ -517,24 +509,6 @@ std::string vector_helpers() {
     return s;
 }
 
-void write_file(const std::string &path, const std::string &text) {
-    std::ofstream f(path);
-    f << text;
-    if (!f) compile_error("cannot write ", path);
-}
-
-void make_directory(const std::string &dir) {
-    std::string partial;
-    for (size_t i = 0; i <= dir.size(); i++) {
-        if (i == dir.size() || dir[i] == '/') {
-            if (!partial.empty()) mkdir(partial.c_str(), 0755);
-        }
-        if (i < dir.size()) partial += dir[i];
-    }
-    struct stat st;
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) compile_error("cannot create directory ", dir);
-}
-
 /// The kernel's parameters: a surface per buffer, then each buffer's min,
 /// extent and stride (in elements) per dimension, then the thread count.
 std::vector<std::string> kernel_parameters(const kir::Kernel &k) {
@@ -655,12 +629,12 @@ HostParts host_parts(const kir::Kernel &k) {
     CPrinterHooks hooks;
     hooks.variable = [&](const std::string &v) -> std::string {
         std::string f = field_name(k, v);
-        if (f.empty()) compile_error("CM backend: internal: the thread count depends on ", v);
+        internal_assert(!f.empty(), "CM backend: the thread count depends on ", v);
         size_t digits = f.find_last_not_of("0123456789") + 1;
         return f.substr(0, digits) + "[" + f.substr(digits) + "]";
     };
     hooks.call = [](const Call *op, const std::vector<std::string> &) -> std::string {
-        compile_error("CM backend: internal: the thread count calls ", Expr(op));
+        internal_error("CM backend: the thread count calls ", Expr(op));
     };
     s << "    // One thread per warp of the kernel IR.\n";
     s << "    const int64_t warps = " << print_c_expr(k.warp_count(), hooks) << ";\n";
@@ -717,48 +691,12 @@ std::string main_prologue(const std::string &name, const HostParts &parts) {
     return out.str();
 }
 
-/// Writes the files of emit_cm (and, with `emulation`, the harness and the emulation).
-void write_cm_files(const sys::SystolicProgram &p, const std::vector<std::string> &input_order, const std::string &directory,
-                    const CmTarget &target, const KernelOptions &options, bool emulation, const std::string &name) {
-    kir::Kernel kernel = lower_for_cm(p, name, input_order, options);
-    std::string text = print_cm_kernel(kernel, target);
-    make_directory(directory);
-    write_file(directory + "/" + name + "_genx.cpp", text);
-    write_file(directory + "/" + name + "_reference.h", emit_reference_cpp(p.source, name, input_order));
-    write_file(directory + "/" + name + "_host.cpp", print_cm_host(kernel));
-    if (emulation) {
-        write_file(directory + "/" + name + "_emu.cpp", print_cm_emulation_harness(kernel));
-        write_cm_emulation_header(directory);
-    }
-}
-
 }  // namespace
 
-kir::Kernel lower_for_cm(const sys::SystolicProgram &program, const std::string &name, const std::vector<std::string> &input_order,
-                         const KernelOptions &options) {
-    kir::Kernel kernel = lower_to_kernel(program, name, input_order, options);
-    KernelPassOptions passes;
-    passes.constant_memory = false;
-    passes.register_window = false;
-    optimize_kernel(kernel, passes);
-    return kernel;
-}
-
-CmRegisterPlan plan_cm_registers(const sys::SystolicProgram &program, const CmTarget &target) {
-    std::vector<std::string> order;
-    for (const ir::InputDecl &in : program.source.inputs) order.push_back(in.name);
-    return plan_cm_registers(lower_for_cm(program, program.source.name, order, {}), target);
-}
-
-std::string print_cm_kernel(const kir::Kernel &kernel, const CmTarget &target) {
+std::string print_cm_kernel(const kir::Kernel &kernel, const Target &target) {
     std::string text;
-    kir::on_large_stack([&] { text = print_kernel_file(kernel, target); });
+    kir::on_large_stack([&] { text = print_kernel_file(kernel, target.cm); });
     return text;
-}
-
-std::string emit_cm_kernel(const sys::SystolicProgram &program, const std::string &name, const std::vector<std::string> &input_order,
-                           const CmTarget &target, const KernelOptions &options) {
-    return print_cm_kernel(lower_for_cm(program, name, input_order, options), target);
 }
 
 std::string print_cm_emulation_harness(const kir::Kernel &k) {
@@ -891,49 +829,21 @@ std::string print_cm_host(const kir::Kernel &k) {
     return out.str();
 }
 
-void emit_cm(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order,
-             const std::string &directory, const CmTarget &target, const KernelOptions &options) {
-    write_cm_files(p, input_order, directory, target, options, false, name);
+std::vector<GeneratedFile> print_cm(const kir::Kernel &kernel, const Target &target, const ir::UreProgram &source,
+                                    const std::vector<std::string> &input_order, bool emulation) {
+    const std::string &name = kernel.name;
+    std::vector<GeneratedFile> files = {
+        {name + "_genx.cpp", print_cm_kernel(kernel, target)},
+        {name + "_reference.h", emit_reference_cpp(source, name, input_order)},
+        {name + "_host.cpp", print_cm_host(kernel)},
+    };
+    if (emulation) {
+        files.push_back({name + "_emu.cpp", print_cm_emulation_harness(kernel)});
+        files.push_back(cm_emulation_header());
+    }
+    return files;
 }
 
-void emit_cm_emulation(const sys::SystolicProgram &p, const std::string &name, const std::vector<std::string> &input_order,
-                       const std::string &directory, const CmTarget &target, const KernelOptions &options) {
-    write_cm_files(p, input_order, directory, target, options, true, name);
-}
-
-std::string write_cm_emulation_header(const std::string &directory) {
-    const std::string include_dir = directory + "/cm_emu";
-    make_directory(include_dir + "/cm");
-    write_file(include_dir + "/cm/cm.h", pulse_cm_emulation_header_text);
-    return include_dir;
-}
-
-std::string host_cxx_compiler() {
-    const char *cxx = std::getenv("CXX");
-    if (cxx && *cxx) return cxx;
-    return "c++";
-}
-
-std::string cm_emulation_compile_command(const std::string &source, const std::string &binary) {
-    // -O1: the emulation's element loops need some optimisation to run fast,
-    // and -O2 costs more compile time than it saves here.
-    const std::string include_dir = (std::filesystem::path(source).parent_path() / "cm_emu").string();
-    // -fwrapv: the GPU's integer arithmetic wraps, and so does the language's.
-    return host_cxx_compiler() + " -std=c++17 -O1 -fwrapv -Wno-attributes -I '" + include_dir + "' '" + source + "' -o '" + binary +
-           "' 2>&1";
-}
-
-int run_command(const std::string &command, std::string *output) {
-    FILE *pipe = popen(command.c_str(), "r");
-    if (!pipe) compile_error("cannot run: ", command);
-    std::array<char, 4096> buffer;
-    std::string text;
-    size_t n;
-    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) text.append(buffer.data(), n);
-    int status = pclose(pipe);
-    if (output) *output = text;
-    if (status == -1) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
+GeneratedFile cm_emulation_header() { return {"cm_emu/cm/cm.h", pulse_cm_emulation_header_text}; }
 
 }  // namespace pulse

@@ -369,4 +369,14 @@ CudaKernelSources print_cuda(const kir::Kernel &kernel, const HostHeaderText &te
     return sources;
 }
 
+std::vector<GeneratedFile> print_cuda_files(const kir::Kernel &kernel, const ir::UreProgram &source,
+                                            const std::vector<std::string> &input_order, const std::string &purpose) {
+    const std::string &name = kernel.name;
+    CudaKernelSources sources = print_cuda(kernel, host_header_text(source, name, input_order, purpose));
+    return {{name + ".h", sources.header},
+            {name + ".cu", sources.kernel},
+            {name + "_check.cu", sources.check},
+            {name + "_reference.h", emit_reference_cpp(source, name, input_order)}};
+}
+
 }  // namespace pulse

@@ -7,7 +7,9 @@
 #define PULSE_CODEGEN_CUDA_KERNEL_H
 
 #include <string>
+#include <vector>
 
+#include "codegen/GeneratedFile.h"
 #include "ir/KernelIR.h"
 #include "ir/UreProgram.h"
 
@@ -39,6 +41,12 @@ HostHeaderText host_header_text(const ir::UreProgram &program, const std::string
                                 const std::vector<std::string> &input_order, const std::string &purpose);
 
 CudaKernelSources print_cuda(const kir::Kernel &kernel, const HostHeaderText &text = {});
+
+/// The files of the CUDA backend for `kernel`, the finished kernel IR of a
+/// CUDA target, from `source` (inputs in `input_order`; `purpose` as in
+/// host_header_text): NAME.h, NAME.cu, NAME_check.cu and NAME_reference.h.
+std::vector<GeneratedFile> print_cuda_files(const kir::Kernel &kernel, const ir::UreProgram &source,
+                                            const std::vector<std::string> &input_order, const std::string &purpose);
 
 }  // namespace pulse
 

@@ -291,19 +291,45 @@ class InlineArithmeticLets : public IRMutator {
     }
 };
 
+
+/// Whether Halide folded an int32/int64 constant to an overflow error.
+bool folds_overflow(const IRNode *node) {
+    class Find : public IRVisitor {
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            found |= op->is_intrinsic(Call::signed_integer_overflow);
+            IRVisitor::visit(op);
+        }
+    public:
+        bool found = false;
+    } find;
+    node->accept(&find);
+    return find.found;
+}
+
 }  // namespace
 
+// Index arithmetic is told apart by its form (loop variables, sizes and
+// constants). A value the spec computes from loop variables and constants
+// alone has that form too; where Halide folds it to an overflow error (its
+// constants met only after a select on a loop variable folded), the run is
+// done again with every integer expression treated as a value.
 Expr simplify_exact(const Expr &e) {
     if (!e.defined()) return e;
-    const IndexArithmetic indices{Stmt()};
-    return Unprotect().mutate(simplify(Protect(indices).mutate(e)));
+    Expr r = Unprotect().mutate(simplify(Protect(IndexArithmetic{Stmt()}).mutate(e)));
+    if (folds_overflow(r.get())) r = Unprotect().mutate(simplify(Protect(IndexArithmetic::none()).mutate(e)));
+    return r;
 }
 
 Stmt simplify_exact(const Stmt &s) {
     if (!s.defined()) return s;
-    const IndexArithmetic indices(s);
-    const Stmt simplified = simplify(FenceIfs().mutate(Protect(indices).mutate(s)));
-    return InlineArithmeticLets().mutate(RemoveIfFences().mutate(Unprotect().mutate(simplified)));
+    auto run = [&](const IndexArithmetic &indices) {
+        const Stmt simplified = simplify(FenceIfs().mutate(Protect(indices).mutate(s)));
+        return InlineArithmeticLets().mutate(RemoveIfFences().mutate(Unprotect().mutate(simplified)));
+    };
+    Stmt r = run(IndexArithmetic(s));
+    if (folds_overflow(r.get())) r = run(IndexArithmetic::none());
+    return r;
 }
 
 }  // namespace pulse

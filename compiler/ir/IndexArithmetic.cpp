@@ -55,16 +55,23 @@ public:
 
 }  // namespace
 
+IndexArithmetic IndexArithmetic::none() {
+    IndexArithmetic a{Stmt()};
+    a.all_values = true;
+    return a;
+}
+
 bool IndexArithmetic::holds_value(const Expr &e) const { return e.type().is_float() || reads_values(e); }
 
 bool IndexArithmetic::reads_values(const Expr &e) const {
+    if (all_values) return true;
     Reads reads(value_names);
     e.accept(&reads);
     return reads.value;
 }
 
 bool IndexArithmetic::is_index(const Expr &e) const {
-    if (!e.type().is_int_or_uint() || e.type().is_bool()) return false;
+    if (all_values || !e.type().is_int_or_uint() || e.type().is_bool()) return false;
     Reads reads(value_names);
     e.accept(&reads);
     // Constants alone are left to the language's arithmetic (they may overflow).

@@ -19,6 +19,10 @@ namespace pulse {
 class IndexArithmetic {
 public:
     explicit IndexArithmetic(const Halide::Internal::Stmt &body);
+    /// No expression is index arithmetic: every integer expression follows
+    /// the language's wrapping arithmetic (ExactSimplify.h's fallback where
+    /// a value made of loop variables and constants alone overflows).
+    static IndexArithmetic none();
 
     /// True if `e` is an integer expression of index variables (at least one)
     /// and constants: no load, no call, no register, no let that holds a
@@ -37,6 +41,7 @@ private:
     /// not index arithmetic; every other variable (loops, lets of indices,
     /// the kernel's parameters) is an index.
     std::set<std::string> value_names;
+    bool all_values = false;  ///< none()
 };
 
 }  // namespace pulse

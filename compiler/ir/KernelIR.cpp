@@ -31,7 +31,7 @@ const BufferArg &Kernel::buffer(const std::string &name) const {
     for (const BufferArg &b : buffers) {
         if (b.name == name) return b;
     }
-    compile_error("internal: kernel ", this->name, " has no buffer ", name);
+    internal_error("kernel ", this->name, " has no buffer ", name);
 }
 
 BufferArg &Kernel::buffer(const std::string &name) {
@@ -82,7 +82,7 @@ const Call *as_intrinsic(const Expr &e, const char *name) {
 Access access_of(const Call *op) {
     Access a;
     const StringImm *b = op->args[0].as<StringImm>();
-    if (!b) compile_error("internal: a load or store without a buffer name");
+    internal_assert(b != nullptr, "a load or store without a buffer name");
     a.buffer = b->value;
     a.guard = op->args[1];
     size_t first = 2;

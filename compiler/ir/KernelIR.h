@@ -1,7 +1,7 @@
 // The kernel IR: what one warp of a GPU (or one hardware thread of CM) runs,
 // between the systolic IR (what each PE computes at each step) and the text
 // of a backend. Mapping decisions live here, made once by passes
-// (LowerToKernel.h, KernelPasses.h); the CUDA printer (CodeGenCudaKernel.h)
+// (LowerToKernel.h, the pass list in lower/Pipeline.h); the CUDA printer (CodeGenCudaKernel.h)
 // only prints, and the CPU executor (KernelExecutor.h) runs the same IR.
 //
 // The body is a Halide Stmt, so Halide's IRPrinter, IRMutator, simplifier and

@@ -380,8 +380,8 @@ private:
             Expr value = Variable::make(Int(32), tile->outer) * (int)tile->factor + Variable::make(Int(32), tile->inner) + (int)min;
             plan.definitions.push_back({var, value});
         };
-        require_outputs_indexed_by_instance_loops();
         for (const ir::Loop &l : program.instance_loops) split(l.var, l.min, derived_extent(l));
+        require_outputs_indexed_by_instance_loops();
         std::set<std::string> known;
         for (const Piece &p : pieces) known.insert(p.var);
         for (const std::string &g : s.gpu_blocks) {
@@ -426,7 +426,7 @@ private:
         }
         for (size_t i = 0; i + 1 < plan.sequential.size(); i++) {
             if (plan.sequential[i].unrolled && !plan.sequential[i + 1].unrolled) {
-                compile_error("kernel ", name, ": internal: a serial loop inside an unrolled one");
+                internal_error("kernel ", name, ": a serial loop inside an unrolled one");
             }
         }
     }
@@ -533,7 +533,7 @@ private:
         for (const SequentialLoop &l : plan.sequential) {
             if (!l.unrolled) continue;
             const int64_t *n = as_const_int(l.extent);
-            if (!n) compile_error("internal: unrolled loop ", l.var, " has no constant extent");
+            internal_assert(n != nullptr, "unrolled loop ", l.var, " has no constant extent");
             std::vector<Copy> next;
             for (const Copy &c : copies) {
                 for (int64_t k = 0; k < *n; k++) {

@@ -6,11 +6,63 @@
 #include "analysis/AnalyzeDependences.h"
 #include "analysis/CheckSchedule.h"
 #include "analysis/CheckWellDefined.h"
-#include "lower/LowerToSystolic.h"
-#include "analysis/Validate.h"
+#include "ir/ExactSimplify.h"
 #include "ir/ReferenceOrder.h"
+#include "lower/ExchangeAcrossWarps.h"
+#include "lower/HoistLoads.h"
+#include "lower/LowerToSystolic.h"
+#include "lower/PeelLoops.h"
+#include "lower/PlaceUniformInputs.h"
+#include "lower/PrefetchLoads.h"
+#include "lower/SlideWindows.h"
+#include "lower/SpecializeInterior.h"
+#include "lower/StageInShared.h"
 
 namespace pulse {
+
+namespace {
+
+bool always(const Target &) { return true; }
+bool has_constant_bank(const Target &t) { return t.has_constant_bank(); }
+bool keeps_register_windows(const Target &t) { return t.keeps_register_windows(); }
+
+struct KernelPass {
+    const char *name;
+    void (*run)(kir::Kernel &);
+    bool (*applies)(const Target &);
+};
+
+/// The kernel passes, in order.
+const KernelPass kernel_passes[] = {
+    {"place_uniform_inputs", place_uniform_inputs, has_constant_bank},
+    {"hoist_loads", hoist_loads, keeps_register_windows},
+    {"slide_windows", slide_windows, keeps_register_windows},
+    {"prefetch_loads", prefetch_loads, keeps_register_windows},
+    {"peel_loops", peel_loops, always},
+    {"stage_in_shared", stage_in_shared, always},
+    {"specialize_interior", specialize_interior, always},
+    {"exchange_across_warps", exchange_across_warps, always},
+};
+
+/// Runs `body` as the pass `name`: timed, and followed by `print` (the IR
+/// after it) where the trace asks.
+template <typename Body, typename Print>
+void run_pass(const char *name, const PassTrace &trace, Body &&body, Print &&print) {
+    auto start = std::chrono::steady_clock::now();
+    body();
+    if (trace.timing) {
+        std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+        *trace.timing << "pass " << name << ": " << ms.count() << " ms\n";
+    }
+    if (trace.ir && (trace.print_after == "all" || trace.print_after == name)) print();
+}
+
+void print_kernel_after(const PassTrace &trace, const char *pass, const kir::Kernel &kernel) {
+    *trace.ir << "// ---- kernel IR after " << pass << "\n";
+    kir::print(*trace.ir, kernel);
+}
+
+}  // namespace
 
 void run_front_passes(ir::UreProgram &program) {
     analyze_dependences(program);
@@ -18,30 +70,54 @@ void run_front_passes(ir::UreProgram &program) {
     check_schedule(program);
 }
 
-}  // namespace pulse
-
-namespace pulse {
-
 sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program, std::vector<DependenceTiming> *validation,
-                                         std::ostream *timing) {
+                                         const PassTrace &trace) {
     if (!program.schedule.transform) {
         compile_error(program.name, " has no space-time transform: add ", program.name,
                       ".space_time_transform(source loops, destination loops, matrix)");
     }
-    auto start = std::chrono::steady_clock::now();
-    auto lap = [&](const char *pass) {
-        auto now = std::chrono::steady_clock::now();
-        if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
-        start = now;
-    };
-    check_well_defined(program);
-    lap("check_well_defined");
-    std::vector<DependenceTiming> checked = validate_transform(program);
-    lap("validate_transform");
-    if (validation) *validation = std::move(checked);
-    sys::SystolicProgram systolic = lower_to_systolic(program);
-    lap("lower_to_systolic");
+    auto nothing = [] {};
+    run_pass("check_well_defined", trace, [&] { check_well_defined(program); }, nothing);
+    run_pass("validate_transform", trace, [&] {
+        std::vector<DependenceTiming> checked = validate_transform(program);
+        if (validation) *validation = std::move(checked);
+    }, nothing);
+    sys::SystolicProgram systolic;
+    run_pass("lower_to_systolic", trace, [&] { systolic = lower_to_systolic(program); }, [&] {
+        *trace.ir << "// ---- systolic IR after lower_to_systolic\n";
+        sys::print(*trace.ir, systolic);
+    });
     return systolic;
+}
+
+void optimize_kernel(kir::Kernel &kernel, const Target &target, const PassTrace &trace) {
+    kir::on_large_stack([&] {
+        for (const KernelPass &pass : kernel_passes) {
+            if (!pass.applies(target)) continue;
+            run_pass(pass.name, trace, [&] {
+                pass.run(kernel);
+                kernel.body = simplify_exact(kernel.body);
+            }, [&] { print_kernel_after(trace, pass.name, kernel); });
+        }
+    });
+}
+
+void optimize_kernel(kir::Kernel &kernel) { optimize_kernel(kernel, Target::cuda()); }
+
+kir::Kernel lower_to_target(const sys::SystolicProgram &program, const std::string &name,
+                            const std::vector<std::string> &input_order, const KernelOptions &options, const Target &target,
+                            const PassTrace &trace) {
+    kir::Kernel kernel;
+    run_pass("lower_to_kernel", trace, [&] { kernel = lower_to_kernel(program, name, input_order, options); },
+             [&] { print_kernel_after(trace, "lower_to_kernel", kernel); });
+    optimize_kernel(kernel, target, trace);
+    return kernel;
+}
+
+std::vector<std::string> printable_pass_names() {
+    std::vector<std::string> names{"lower_to_systolic", "lower_to_kernel"};
+    for (const KernelPass &pass : kernel_passes) names.push_back(pass.name);
+    return names;
 }
 
 }  // namespace pulse

@@ -139,4 +139,20 @@ Spec output_at_one_instance(const Params &) {
 PULSE_REGISTER_SPEC("output_at_one_instance", "an output written at one instance of a loop outside the array (refused)",
                     output_at_one_instance);
 
+/// Values of loop variables and constants alone look like index arithmetic;
+/// on several PEs per lane a PE's guard fixes i, a select on i folds, and
+/// Halide folded 1000000001 * 9 (int32) to an overflow error. It wraps.
+Spec constant_overflow_per_pe(const Params &) {
+    Var i("i"), s("s"), t("t");
+    Func A(Int(64), {i}, Place::Device, "A"), B(Int(32), {i}, Place::Device, "B"), Out(Place::Device, "Out");
+    A(i) = (cast(Int(64), 1) - cast(Int(64), 7)) % cast(Int(64), 1000000007);
+    B(i) = (((select(i >= 1, cast<int32_t>(A(i - 1)), 3) + cast<int32_t>(A(i))) - select(i >= 1, B(i - 1), 3)) * 9) % 10007;
+    Out(i) = B(i);
+    A.merge_ures(B, Out).set_bounds(i, 0, 33);
+    A.space_time_transform({i}, {s, t}, {1, /**/ 1});
+    return Spec{Out, {}};
+}
+PULSE_REGISTER_SPEC("constant_overflow_per_pe", "int32 constants that overflow once a PE's guard fixes i (33 PEs: two per lane)",
+                    constant_overflow_per_pe);
+
 }  // namespace

@@ -23,6 +23,14 @@ public:
     explicit EvaluationError(const std::string &message) : std::runtime_error(message) {}
 };
 
+/// A broken invariant inside Pulse: a bug in the compiler, never in the
+/// user's spec. Raised by internal_error and internal_assert; the generator
+/// reports it as such (status 3), apart from the user's errors.
+class InternalError : public std::logic_error {
+public:
+    explicit InternalError(const std::string &message) : std::logic_error(message) {}
+};
+
 namespace detail {
 /// Concatenates its arguments with operator<< into one string.
 template<typename... Args>
@@ -43,6 +51,18 @@ template<typename... Args>
 template<typename... Args>
 [[noreturn]] void evaluation_error(const Args &...args) {
     throw EvaluationError(detail::str(args...));
+}
+
+/// Throws an InternalError whose message is the concatenation of the arguments.
+template<typename... Args>
+[[noreturn]] void internal_error(const Args &...args) {
+    throw InternalError(detail::str(args...));
+}
+
+/// internal_error unless `condition` holds.
+template<typename... Args>
+void internal_assert(bool condition, const Args &...args) {
+    if (!condition) internal_error(args...);
 }
 
 }  // namespace pulse
