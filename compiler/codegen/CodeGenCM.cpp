@@ -45,12 +45,7 @@ std::string cm_type(Type t) {
 
 /// The kernel argument that holds a buffer field: `x.min.0` -> x_min0 (an int).
 std::string field_name(const kir::Kernel &kernel, const std::string &v) {
-    for (const kir::BufferArg &b : kernel.buffers) {
-        for (const char *field : {"min", "extent", "stride"}) {
-            std::string prefix = b.name + "." + field + ".";
-            if (v.rfind(prefix, 0) == 0) return b.name + "_" + field + v.substr(prefix.size());
-        }
-    }
+    if (auto f = kir::BufferField::match(kernel, v)) return f->buffer + "_" + f->field() + std::to_string(f->dimension);
     return "";
 }
 
@@ -128,7 +123,7 @@ private:
             internal_assert(v != kir::lane_var && !varying.has(v), "CM backend: lane-varying ", v, " in a scalar");
             std::string f = field_name(kernel, v);
             if (!f.empty()) return f;
-            if (v == "warp.index") return "warp_index";
+            if (v == kir::warp_index_var) return "warp_index";
             return c_name(v);
         };
         hooks.call = [&](const Call *op, const std::vector<std::string> &args) -> std::string {

@@ -54,13 +54,8 @@ public:
         CPrinterHooks hooks;
         hooks.is_index = [&](const Expr &x) { return indices.is_index(x); };
         hooks.variable = [&](const std::string &v) -> std::string {
-            for (const kir::BufferArg &b : kernel.buffers) {
-                for (const char *field : {"min", "extent", "stride"}) {
-                    std::string prefix = b.name + "." + field + ".";
-                    if (v.rfind(prefix, 0) == 0) return b.name + "." + field + "[" + v.substr(prefix.size()) + "]";
-                }
-            }
-            if (v == "warp.index") return "warp_index";
+            if (auto f = kir::BufferField::match(kernel, v)) return f->buffer + "." + f->field() + "[" + std::to_string(f->dimension) + "]";
+            if (v == kir::warp_index_var) return "warp_index";
             return c_name(v);
         };
         hooks.call = [&](const Call *op, const std::vector<std::string> &args) -> std::string {

@@ -108,9 +108,9 @@ public:
                 evaluation_error("kernel ", kernel.name, ": buffer ", arg.name, " has the wrong type or dimensions");
             }
             for (int d = 0; d < arg.dimensions; d++) {
-                bind_uniform(arg.name + ".min." + std::to_string(d), Int(64), buf.dim(d).min());
-                bind_uniform(arg.name + ".extent." + std::to_string(d), Int(64), buf.dim(d).extent());
-                bind_uniform(arg.name + ".stride." + std::to_string(d), Int(64), buf.dim(d).stride());
+                bind_uniform(kir::BufferField{arg.name, kir::BufferField::Min, d}.name(), Int(64), buf.dim(d).min());
+                bind_uniform(kir::BufferField{arg.name, kir::BufferField::Extent, d}.name(), Int(64), buf.dim(d).extent());
+                bind_uniform(kir::BufferField{arg.name, kir::BufferField::Stride, d}.name(), Int(64), buf.dim(d).stride());
                 if (arg.placement == kir::Placement::Constant &&
                     (arg.region_min[d] < buf.dim(d).min() ||
                      arg.region_min[d] + arg.region_extent[d] > buf.dim(d).min() + buf.dim(d).extent())) {
@@ -132,9 +132,9 @@ public:
         Value instances = eval(kernel.warp_count(), 0);
         for (int64_t w = 0; w < instances.i; w++) {
             if (progress) progress(w, instances.i);
-            bind_uniform("warp.index", Int(64), w);
+            bind_uniform(kir::warp_index_var, Int(64), w);
             exec(kernel.body, all);
-            pop("warp.index");
+            pop(kir::warp_index_var);
         }
     }
 

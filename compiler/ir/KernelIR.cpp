@@ -120,22 +120,34 @@ bool is_lane_exchange(const Call *call) {
            call->name == intrinsic::chain_source || call->name == intrinsic::array_shift;
 }
 
-namespace {
-Expr buffer_field(const std::string &buffer, const char *field, int d) {
-    return Variable::make(Int(64), buffer + "." + field + "." + std::to_string(d));
-}
-}  // namespace
+const char *BufferField::field() const { return kind == Min ? "min" : kind == Extent ? "extent" : "stride"; }
 
-Expr buffer_min(const std::string &buffer, int d) { return buffer_field(buffer, "min", d); }
-Expr buffer_extent(const std::string &buffer, int d) { return buffer_field(buffer, "extent", d); }
-Expr buffer_stride(const std::string &buffer, int d) { return buffer_field(buffer, "stride", d); }
+std::string BufferField::name() const { return buffer + "." + field() + "." + std::to_string(dimension); }
+
+Expr BufferField::variable() const { return Variable::make(Int(64), name()); }
+
+std::optional<BufferField> BufferField::match(const Kernel &kernel, const std::string &name) {
+    for (const BufferArg &b : kernel.buffers) {
+        for (Kind kind : {Min, Extent, Stride}) {
+            for (int d = 0; d < b.dimensions; d++) {
+                BufferField f{b.name, kind, d};
+                if (name == f.name()) return f;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+Expr buffer_min(const std::string &buffer, int d) { return BufferField{buffer, BufferField::Min, d}.variable(); }
+Expr buffer_extent(const std::string &buffer, int d) { return BufferField{buffer, BufferField::Extent, d}.variable(); }
+Expr buffer_stride(const std::string &buffer, int d) { return BufferField{buffer, BufferField::Stride, d}.variable(); }
 Expr array_thread(const Kernel &kernel) {
     Expr lane = Variable::make(Int(32), lane_var);
     if (kernel.warps_per_array <= 1) return lane;
     return Variable::make(Int(32), array_warp_var) * warp_size + lane;
 }
 
-Expr warp_index() { return Variable::make(Int(64), "warp.index"); }
+Expr warp_index() { return Variable::make(Int(64), warp_index_var); }
 
 Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
     Expr index = make_const(Int(64), 0);

@@ -36,6 +36,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ namespace kir {
 constexpr int warp_size = 32;
 /// The lane in the warp (Int(32)), bound by the printer and the executor.
 constexpr const char *lane_var = "lane";
+/// The array instance's index in the grid (Int(64)), bound by the printer and the executor.
+constexpr const char *warp_index_var = "warp.index";
 /// The warp's index in its array, 0 .. warps_per_array - 1 (Int(32)).
 constexpr const char *array_warp_var = "array.warp";
 /// The most warps one array may span (one CUDA block).
@@ -184,6 +187,22 @@ Halide::Internal::Stmt allocate_registers(const std::string &array, Halide::Type
 const Halide::Internal::Call *as_intrinsic(const Halide::Expr &e, const char *name);
 /// True for intrinsics that read other lanes.
 bool is_lane_exchange(const Halide::Internal::Call *call);
+
+/// A run-time size of a buffer argument: its min, extent or stride in one
+/// dimension, the Int(64) variable BUFFER.FIELD.D in the IR. Built here and
+/// recognised here (`match`), so no printer or evaluator parses the name.
+struct BufferField {
+    enum Kind { Min, Extent, Stride };
+    std::string buffer;
+    Kind kind = Min;
+    int dimension = 0;
+
+    const char *field() const;  ///< "min", "extent", "stride"
+    std::string name() const;   ///< the variable's name
+    Halide::Expr variable() const;
+    /// The field `name` is, if it is one of `kernel`'s buffers' fields.
+    static std::optional<BufferField> match(const Kernel &kernel, const std::string &name);
+};
 
 /// BUFFER.min.D, BUFFER.extent.D, BUFFER.stride.D.
 Halide::Expr buffer_min(const std::string &buffer, int d);

@@ -11,12 +11,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-std::string key_of(const Expr &e) {
-    std::ostringstream s;
-    s << e;
-    return s.str();
-}
-
 }  // namespace
 
 void hoist_loads(kir::Kernel &kernel) {
@@ -42,7 +36,7 @@ void hoist_loads(kir::Kernel &kernel) {
             }
         } names(bound);
         body.accept(&names);
-        std::map<std::string, std::string> hoisted;  // load text -> let name
+        std::map<Expr, std::string, IRDeepCompare> hoisted;  // load -> let name
         std::vector<std::pair<std::string, Expr>> lets;
         Stmt rewritten = kir::replace_calls(body, [&](const Call *op) -> Expr {
             if (op->name != kir::intrinsic::load) return Expr();
@@ -63,12 +57,11 @@ void hoist_loads(kir::Kernel &kernel) {
             } free(bound);
             Expr(op).accept(&free);
             if (!movable || free.uses_bound) return Expr();
-            std::string key = key_of(op);
-            auto it = hoisted.find(key);
+            auto it = hoisted.find(Expr(op));
             if (it == hoisted.end()) {
                 kir::Access a = kir::access_of(op);
                 std::string n = a.buffer + ".reg" + std::to_string(lets.size());
-                it = hoisted.emplace(key, n).first;
+                it = hoisted.emplace(Expr(op), n).first;
                 lets.push_back({n, Expr(op)});
             }
             return Variable::make(op->type, it->second);

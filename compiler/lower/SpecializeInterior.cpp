@@ -196,8 +196,10 @@ void specialize_interior(kir::Kernel &kernel) {
             /// Lets bound to a load of a constant-memory input at constant
             /// coordinates (the grid size): substituted, they can be tested first.
             std::map<std::string, Expr> uniform_lets;
-            std::map<std::string, Expr> proven;  // condition text -> the test that implies it
-            std::set<std::string> seen;
+            /// Conditions found, and the test that implies each (in the order found).
+            std::map<Expr, Expr, IRDeepCompare> proven;
+            std::vector<Expr> proven_order;
+            std::set<Expr, IRDeepCompare> seen;
             using IRVisitor::visit;
             void visit(const For *op) override {
                 const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
@@ -220,9 +222,7 @@ void specialize_interior(kir::Kernel &kernel) {
             void visit(const Select *op) override {
                 // Each conjunct on its own: a lane range (the array's edge) may share the condition.
                 for (const Expr &c : conjuncts(op->condition)) {
-                    std::ostringstream key;
-                    key << c;
-                    if (!seen.insert(key.str()).second) continue;
+                    if (!seen.insert(c).second) continue;
                     // Only a bound against a run-time size: it holds on most of the
                     // grid (a test of the grid point alone, `bx == 0`, would not).
                     if (!c.as<LT>() && !c.as<LE>()) continue;
@@ -233,7 +233,7 @@ void specialize_interior(kir::Kernel &kernel) {
                     Expr test = simplify_exact(substitute(uniform_lets, over_domain));
                     bool uniform = !is_const_zero(test);
                     for (auto it = domain.cbegin(); uniform && it != domain.cend(); ++it) uniform = !expr_uses_var(test, it.name());
-                    if (uniform) proven[key.str()] = test;
+                    if (uniform && proven.emplace(c, test).second) proven_order.push_back(c);
                 }
                 IRVisitor::visit(op);
             }
@@ -248,7 +248,7 @@ void specialize_interior(kir::Kernel &kernel) {
             conditions.push_back(kir::in_bounds(b, lo) && kir::in_bounds(b, hi));
         }
         std::vector<Expr> size_tests;
-        for (const auto &[key, test] : selects.proven) size_tests.push_back(test);
+        for (const Expr &c : selects.proven_order) size_tests.push_back(selects.proven.at(c));
         for (const Expr &test : merge_bounds_against_one_size(size_tests)) conditions.push_back(test);
         Expr interior = const_true();
         for (const Expr &c : conditions) interior = interior && c;
@@ -283,16 +283,14 @@ void specialize_interior(kir::Kernel &kernel) {
         });
         class TakeFirstBranch : public IRMutator {
         public:
-            const std::map<std::string, Expr> &proven;
-            explicit TakeFirstBranch(const std::map<std::string, Expr> &p) : proven(p) {}
+            const std::map<Expr, Expr, IRDeepCompare> &proven;
+            explicit TakeFirstBranch(const std::map<Expr, Expr, IRDeepCompare> &p) : proven(p) {}
             using IRMutator::visit;
             Expr visit(const Select *op) override {
                 Expr rest = const_true();
                 bool dropped = false;
                 for (const Expr &c : conjuncts(op->condition)) {
-                    std::ostringstream key;
-                    key << c;
-                    if (proven.count(key.str())) dropped = true;
+                    if (proven.count(c)) dropped = true;
                     else rest = is_const_one(rest) ? c : (rest && c);
                 }
                 if (!dropped) return IRMutator::visit(op);
