@@ -33,6 +33,56 @@ inline kir::BufferArg buffer_arg(const std::string &name, Halide::Type type, int
 /// `lane` and `warp.index` as the kernel IR names them.
 inline Halide::Expr lane() { return Halide::Internal::Variable::make(Halide::Int(32), kir::lane_var); }
 
+/// An Int(32) variable (or one of type `t`).
+inline Halide::Expr var(const std::string &name, Halide::Type t = Halide::Int(32)) {
+    return Halide::Internal::Variable::make(t, name);
+}
+
+/// A load of `buffer` at `coords` under its bounds guard (the kernel IR's convention).
+inline Halide::Expr guarded_load(const kir::Kernel &k, const std::string &buffer, const std::vector<Halide::Expr> &coords) {
+    const kir::BufferArg &b = k.buffer(buffer);
+    return kir::load(b.type, buffer, kir::in_bounds(b, coords), coords);
+}
+
+/// A store to `buffer` at `coords` under its bounds guard.
+inline Halide::Internal::Stmt guarded_store(const kir::Kernel &k, const std::string &buffer, const Halide::Expr &value,
+                                            const std::vector<Halide::Expr> &coords) {
+    return kir::store(buffer, kir::in_bounds(k.buffer(buffer), coords), value, coords);
+}
+
+/// The bounds guard of element `coords` of `buffer`, spelled out (not
+/// simplified), so that a pass's substitution into it and the expected IR
+/// build the same nodes.
+inline Halide::Expr spelled_guard(const std::string &buffer, const std::vector<Halide::Expr> &coords) {
+    Halide::Expr inside;
+    for (size_t d = 0; d < coords.size(); d++) {
+        Halide::Expr c = coords[d].type() == Halide::Int(64) ? coords[d] : Halide::Internal::Cast::make(Halide::Int(64), coords[d]);
+        Halide::Expr t = kir::buffer_min(buffer, (int)d) <= c && c < kir::buffer_min(buffer, (int)d) + kir::buffer_extent(buffer, (int)d);
+        inside = inside.defined() ? inside && t : t;
+    }
+    return inside;
+}
+
+/// `body` as one array instance (KernelIR.h's marker).
+inline Halide::Internal::Stmt instance(const Halide::Internal::Stmt &body) {
+    return Halide::Internal::ProducerConsumer::make_produce(kir::array_instance_marker, body);
+}
+
+/// for (v, min, extent) body, a serial loop unless `type` says otherwise.
+inline Halide::Internal::Stmt serial(const std::string &v, int min, int extent, const Halide::Internal::Stmt &body,
+                                     Halide::Internal::ForType type = Halide::Internal::ForType::Serial) {
+    return Halide::Internal::For::make(v, Halide::Internal::make_const(Halide::Int(32), min),
+                                       Halide::Internal::make_const(Halide::Int(32), extent), type, Halide::DeviceAPI::None, body);
+}
+
+/// Lets name = value around `body`, in order.
+inline Halide::Internal::Stmt lets(const std::vector<std::pair<std::string, Halide::Expr>> &bindings,
+                                   const Halide::Internal::Stmt &body) {
+    Halide::Internal::Stmt s = body;
+    for (size_t i = bindings.size(); i-- > 0;) s = Halide::Internal::LetStmt::make(bindings[i].first, bindings[i].second, s);
+    return s;
+}
+
 /// Buffers for `kernel`: each buffer of it with the extents given (mins 0),
 /// inputs random in [-9, 9] (integers) or [-1, 1] (floats), outputs poisoned.
 inline Buffers make_buffers(const kir::Kernel &kernel, const std::map<std::string, std::vector<int>> &extents, uint32_t seed) {

@@ -22,7 +22,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+using test::var;
 Expr warp() { return var(kir::array_warp_var); }
 /// Thread t of the array: array.warp * 32 + lane (kir::array_thread's form).
 Expr thread() { return warp() * kir::warp_size + test::lane(); }

@@ -12,25 +12,13 @@ using namespace Halide::Internal;
 
 namespace {
 
-constexpr int pes = 30;  // PEs of the array: lanes 30 and 31 idle
+using test::instance;
+using test::var;
 
-Expr var(const std::string &name) { return Variable::make(Int(32), name); }
+constexpr int pes = 30;  // PEs of the array: lanes 30 and 31 idle
 
 /// The PE's element of the tile: tile * 30 + lane (the lowering writes the PE index out).
 Expr element() { return var("tile") * pes + test::lane(); }
-
-/// A global load of `buffer` at `coords`, with its own bounds guard (the IR's convention).
-Expr read(const kir::Kernel &k, const std::string &buffer, const std::vector<Expr> &coords) {
-    const kir::BufferArg &b = k.buffer(buffer);
-    return kir::load(b.type, buffer, kir::in_bounds(b, coords), coords);
-}
-
-/// A store to `buffer` at `coords`, with its bounds guard.
-Stmt write(const kir::Kernel &k, const std::string &buffer, const Expr &value, const std::vector<Expr> &coords) {
-    return kir::store(buffer, kir::in_bounds(k.buffer(buffer), coords), value, coords);
-}
-
-Stmt instance(const Stmt &body) { return ProducerConsumer::make_produce(kir::array_instance_marker, body); }
 
 /// `inner` inside the decoding of the warp's tile (one grid loop over Out's dimension 0).
 Stmt in_tile(const Stmt &inner) { return LetStmt::make("tile", cast(Int(32), kir::warp_index()), inner); }
@@ -58,7 +46,7 @@ kir::Kernel run_hoist_loads(const kir::Kernel &before) {
 TEST_CASE("hoist_loads issues each load of values from outside the instance once, at its top", "[passes][hoist_loads]") {
     kir::Kernel before = tiled_kernel({test::buffer_arg("A", Int(32), 1, false), test::buffer_arg("Out", Int(32), 2, true)});
     Expr k = var("k"), x = element();
-    Expr here = read(before, "A", {x + k}), next = read(before, "A", {x + k + 1});
+    Expr here = test::guarded_load(before, "A", {x + k}), next = test::guarded_load(before, "A", {x + k + 1});
     // A per-thread serial loop k around the instance: k is bound outside it,
     // so loads that use k still move (to the top of the instance, inside the loop).
     auto around_instance = [&](const Stmt &s) { return in_tile(For::make("k", 0, 2, ForType::Serial, DeviceAPI::None, instance(s))); };
@@ -66,7 +54,7 @@ TEST_CASE("hoist_loads issues each load of values from outside the instance once
     // (the second read of A[x + k] is inside the idle-lane guard).
     Expr sum = var("sum");
     before.body = around_instance(LetStmt::make(
-        "sum", here + next, IfThenElse::make(test::lane() < pes, write(before, "Out", sum + here, {x, k}))));
+        "sum", here + next, IfThenElse::make(test::lane() < pes, test::guarded_store(before, "Out", sum + here, {x, k}))));
 
     kir::Kernel after = run_hoist_loads(before);
 
@@ -78,7 +66,7 @@ TEST_CASE("hoist_loads issues each load of values from outside the instance once
         "A.reg0", here,
         LetStmt::make("A.reg1", next,
                       LetStmt::make("sum", reg0 + reg1,
-                                    IfThenElse::make(test::lane() < pes, write(before, "Out", sum + reg0, {x, k}))))));
+                                    IfThenElse::make(test::lane() < pes, test::guarded_store(before, "Out", sum + reg0, {x, k}))))));
     REQUIRE_SAME_IR(after.body, expected);
 
     // Odd sizes: 3 tiles, the last partial; A shorter than x + k + 1 reaches (guarded reads).
@@ -90,13 +78,13 @@ TEST_CASE("hoist_loads hoists the index of a gather but not the load at that ind
     kir::Kernel before = tiled_kernel({test::buffer_arg("I", Int(32), 1, false), test::buffer_arg("A", Int(32), 1, false),
                                        test::buffer_arg("Out", Int(32), 1, true)});
     Expr x = element(), index = var("index"), offset = var("offset");
-    Expr index_read = read(before, "I", {x});
-    Expr gathered = read(before, "A", {index});          // uses `index`, bound inside the instance
-    Expr shifted = read(before, "A", {x + offset});      // `offset` is bound outside the instance
-    Expr offset_read = read(before, "I", {var("tile")});  // outside the instance: not the pass's to move
+    Expr index_read = test::guarded_load(before, "I", {x});
+    Expr gathered = test::guarded_load(before, "A", {index});          // uses `index`, bound inside the instance
+    Expr shifted = test::guarded_load(before, "A", {x + offset});      // `offset` is bound outside the instance
+    Expr offset_read = test::guarded_load(before, "I", {var("tile")});  // outside the instance: not the pass's to move
     // let offset = I[tile]; instance { let index = I[x]; Out[x] = A[index] + A[x + offset] + I[x] }
     auto with_offset = [&](const Stmt &s) { return in_tile(LetStmt::make("offset", offset_read, instance(s))); };
-    before.body = with_offset(LetStmt::make("index", index_read, write(before, "Out", gathered + shifted + index_read, {x})));
+    before.body = with_offset(LetStmt::make("index", index_read, test::guarded_store(before, "Out", gathered + shifted + index_read, {x})));
 
     kir::Kernel after = run_hoist_loads(before);
 
@@ -105,7 +93,7 @@ TEST_CASE("hoist_loads hoists the index of a gather but not the load at that ind
     Expr i_reg = var("I.reg0"), a_reg = var("A.reg1");
     Stmt expected = with_offset(LetStmt::make(
         "I.reg0", index_read,
-        LetStmt::make("A.reg1", shifted, LetStmt::make("index", i_reg, write(before, "Out", gathered + a_reg + i_reg, {x})))));
+        LetStmt::make("A.reg1", shifted, LetStmt::make("index", i_reg, test::guarded_store(before, "Out", gathered + a_reg + i_reg, {x})))));
     REQUIRE_SAME_IR(after.body, expected);
 
     // I's values in [-9, 9] index A both inside and outside it (guarded).
@@ -125,10 +113,10 @@ TEST_CASE("hoist_loads leaves loads that depend on the instance, read other lane
     //   for j in [0, 2): Out(x, j) = at_first + from_next + A[x + j] + C[x]
     // }                                                  (A[x + j] uses the inner loop's j; C is read through L1)
     Stmt loop = For::make("j", 0, 2, ForType::Serial, DeviceAPI::None,
-                          write(before, "Out", var("at_first") + var("from_next") + read(before, "A", {x + j}) + read(before, "C", {x}), {x, j}));
+                          test::guarded_store(before, "Out", var("at_first") + var("from_next") + test::guarded_load(before, "A", {x + j}) + test::guarded_load(before, "C", {x}), {x, j}));
     before.body = in_tile(instance(LetStmt::make(
         "first", x * 2,
-        LetStmt::make("at_first", read(before, "A", {first}), LetStmt::make("from_next", read(before, "A", {neighbour}), loop)))));
+        LetStmt::make("at_first", test::guarded_load(before, "A", {first}), LetStmt::make("from_next", test::guarded_load(before, "A", {neighbour}), loop)))));
 
     kir::Kernel after = run_hoist_loads(before);
 

@@ -14,7 +14,7 @@ using namespace Halide::Internal;
 
 namespace {
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+using test::var;
 Expr i32(int64_t v) { return make_const(Int(32), v); }
 
 /// buffer.min.0 <= c < buffer.min.0 + buffer.extent.0, written out (not

@@ -14,28 +14,17 @@ using namespace Halide::Internal;
 
 namespace {
 
-constexpr int pes = 30;  // PEs of the array: lanes 30 and 31 idle
+using test::instance;
+using test::var;
 
-Expr var(const std::string &name) { return Variable::make(Int(32), name); }
+constexpr int pes = 30;  // PEs of the array: lanes 30 and 31 idle
 
 /// The PE's element of the tile: tile * 30 + lane.
 Expr element() { return var("tile") * pes + test::lane(); }
 
-/// A global load of `buffer` at `coords`, with its own bounds guard (the IR's convention).
-Expr read(const kir::Kernel &k, const std::string &buffer, const std::vector<Expr> &coords) {
-    const kir::BufferArg &b = k.buffer(buffer);
-    return kir::load(b.type, buffer, kir::in_bounds(b, coords), coords);
-}
-
-Stmt write(const kir::Kernel &k, const std::string &buffer, const Expr &value, const std::vector<Expr> &coords) {
-    return kir::store(buffer, kir::in_bounds(k.buffer(buffer), coords), value, coords);
-}
-
 Stmt serial(const std::string &name, int extent, const Stmt &body) {
     return For::make(name, 0, extent, ForType::Serial, DeviceAPI::None, body);
 }
-
-Stmt instance(const Stmt &body) { return ProducerConsumer::make_produce(kir::array_instance_marker, body); }
 
 Stmt in_tile(const Stmt &inner) { return LetStmt::make("tile", cast(Int(32), kir::warp_index()), inner); }
 
@@ -85,9 +74,9 @@ TEST_CASE("place_uniform_inputs moves a filter read at constant-bound loop indic
         return in_tile(serial("k", 5, instance(LetStmt::make(
             "w", w_read({k, 1}),
             IfThenElse::make(test::lane() < pes,
-                             write(before, "Out", var("w") * read(before, "A", {x + k}) + w_read({2, 1}), {x, k}))))));
+                             test::guarded_store(before, "Out", var("w") * test::guarded_load(before, "A", {x + k}) + w_read({2, 1}), {x, k}))))));
     };
-    before.body = kernel_body([&](const std::vector<Expr> &c) { return read(before, "W", c); });
+    before.body = kernel_body([&](const std::vector<Expr> &c) { return test::guarded_load(before, "W", c); });
 
     kir::Kernel after = run_place_uniform_inputs(before);
 
@@ -115,9 +104,9 @@ TEST_CASE("place_uniform_inputs keeps a region guard on reads past what the doma
     Expr k = var("k"), x = element();
     auto kernel_body = [&](const Expr &w_read) {
         return in_tile(serial("k", 7, instance(LetStmt::make(
-            "w", w_read, IfThenElse::make(k < 5, write(before, "Out", Variable::make(Float(32), "w") * read(before, "A", {x + k}), {x, k}))))));
+            "w", w_read, IfThenElse::make(k < 5, test::guarded_store(before, "Out", Variable::make(Float(32), "w") * test::guarded_load(before, "A", {x + k}), {x, k}))))));
     };
-    before.body = kernel_body(read(before, "W", {k}));
+    before.body = kernel_body(test::guarded_load(before, "W", {k}));
 
     kir::Kernel after = run_place_uniform_inputs(before);
 
@@ -147,21 +136,21 @@ TEST_CASE("place_uniform_inputs leaves an input whose reads differ between lanes
     Expr loop_extent = 5;
     std::function<Expr(const kir::Kernel &)> second_read;  // a second read of W, beside W[k]
     SECTION("one read of W depends on the lane") {
-        second_read = [&](const kir::Kernel &kernel) { return read(kernel, "W", {test::lane() % 5}); };
+        second_read = [&](const kir::Kernel &kernel) { return test::guarded_load(kernel, "W", {test::lane() % 5}); };
     }
     SECTION("the loop's extent is W's run-time extent") {
         loop_extent = cast(Int(32), kir::buffer_extent("W", 0));
-        second_read = [&](const kir::Kernel &kernel) { return read(kernel, "W", {0}); };
+        second_read = [&](const kir::Kernel &kernel) { return test::guarded_load(kernel, "W", {0}); };
     }
     SECTION("the schedule caches W in L1") {
         w_arg.cache = kir::InputCache::L1;
-        second_read = [&](const kir::Kernel &kernel) { return read(kernel, "W", {0}); };
+        second_read = [&](const kir::Kernel &kernel) { return test::guarded_load(kernel, "W", {0}); };
     }
     kir::Kernel before = tiled_kernel({w_arg, test::buffer_arg("A", Int(32), 1, false), test::buffer_arg("Out", Int(32), 2, true)});
     // for k in [0, extent): instance { Out(x, k) = W[k] * A[x + k] + second read of W }
     before.body = in_tile(For::make(
         "k", 0, loop_extent, ForType::Serial, DeviceAPI::None,
-        instance(write(before, "Out", read(before, "W", {k}) * read(before, "A", {x + k}) + second_read(before), {x, k}))));
+        instance(test::guarded_store(before, "Out", test::guarded_load(before, "W", {k}) * test::guarded_load(before, "A", {x + k}) + second_read(before), {x, k}))));
 
     kir::Kernel after = run_place_uniform_inputs(before);
 
@@ -187,9 +176,9 @@ TEST_CASE("place_uniform_inputs places a region up to the constant-memory budget
     Expr i = var("i"), j = var("j");
     // for i, for j: if (lane == 0) Out(i, j) = W(i, j) * 2
     auto kernel_body = [&](const Expr &w_read) {
-        return serial("i", columns, serial("j", rows, IfThenElse::make(test::lane() == 0, write(before, "Out", w_read * 2.0f, {i, j}))));
+        return serial("i", columns, serial("j", rows, IfThenElse::make(test::lane() == 0, test::guarded_store(before, "Out", w_read * 2.0f, {i, j}))));
     };
-    before.body = kernel_body(read(before, "W", {i, j}));
+    before.body = kernel_body(test::guarded_load(before, "W", {i, j}));
 
     kir::Kernel after = run_place_uniform_inputs(before);
 

@@ -15,49 +15,23 @@ using namespace Halide::Internal;
 
 namespace {
 
-Expr var(const std::string &name) { return Variable::make(Int(32), name); }
-Expr var(Type t, const std::string &name) { return Variable::make(t, name); }
-
-Expr as_int64(const Expr &e) { return e.type() == Int(64) ? e : Cast::make(Int(64), e); }
-
-/// The bounds guard of element `coords` of `buffer`, spelled out (not
-/// simplified), so that the pass's substitution into it and the expected IR
-/// build the same nodes.
-Expr guard(const std::string &buffer, const std::vector<Expr> &coords) {
-    Expr inside;
-    for (size_t d = 0; d < coords.size(); d++) {
-        Expr c = as_int64(coords[d]);
-        Expr t = kir::buffer_min(buffer, (int)d) <= c && c < kir::buffer_min(buffer, (int)d) + kir::buffer_extent(buffer, (int)d);
-        inside = inside.defined() ? inside && t : t;
-    }
-    return inside;
-}
+using test::instance;
+using test::lets;
+using test::serial;
+using test::var;
 
 /// buffer(coords), guarded by its bounds (the kernel IR's convention).
 Expr at(Type t, const std::string &buffer, const std::vector<Expr> &coords) {
-    return kir::load(t, buffer, guard(buffer, coords), coords);
+    return kir::load(t, buffer, test::spelled_guard(buffer, coords), coords);
 }
 
 /// The column of this lane's PE in the strip of warp b.
 Expr column() { return var("b") * 32 + test::lane(); }
 
-Stmt instance(const Stmt &body) { return ProducerConsumer::make(kir::array_instance_marker, true, body); }
-
-Stmt serial(const std::string &v, int min, int extent, const Stmt &body, ForType type = ForType::Serial) {
-    return For::make(v, make_const(Int(32), min), make_const(Int(32), extent), type, DeviceAPI::None, body);
-}
-
 /// Out(x, row) = value, guarded by Out's bounds.
 Stmt store_out(const Expr &value, const Expr &row) {
     Expr x = column();
-    return kir::store("Out", guard("Out", {x, row}), value, {x, row});
-}
-
-/// Lets name = value around body, in order.
-Stmt lets(const std::vector<std::pair<std::string, Expr>> &bindings, const Stmt &body) {
-    Stmt s = body;
-    for (size_t i = bindings.size(); i-- > 0;) s = LetStmt::make(bindings[i].first, bindings[i].second, s);
-    return s;
+    return kir::store("Out", test::spelled_guard("Out", {x, row}), value, {x, row});
 }
 
 /// Wraps `inner` in the decode of the grid: one warp per 32-column strip of Out.
@@ -104,10 +78,10 @@ TEST_CASE("prefetch_loads issues the next iteration's moving loads before the ar
     //   c.e = c(r)             constant memory: an operand, stays
     //   u.f = u(x, r + v.c)    reads an earlier let (a gather): stays
     Expr r = var("r"), x = column();
-    Expr ua = var(Float(32), "u.a"), wb = var(Float(32), "w.b"), vc = var("v.c"), ud = var(Float(32), "u.d"),
-         ce = var(Float(32), "c.e"), uf = var(Float(32), "u.f");
+    Expr ua = var("u.a", Float(32)), wb = var("w.b", Float(32)), vc = var("v.c"), ud = var("u.d", Float(32)),
+         ce = var("c.e", Float(32)), uf = var("u.f", Float(32));
     Stmt compute = LetStmt::make("sum", ua * wb + ud * ce + Cast::make(Float(32), vc) - uf,
-                                 store_out(var(Float(32), "sum"), r - 1));
+                                 store_out(var("sum", Float(32)), r - 1));
     Stmt constant_and_gather =
         lets({{"c.e", kir::load(Float(32), "c", const_true(), {r})}, {"u.f", at(Float(32), "u", {x, r + vc})}}, compute);
     auto top = [&](const Expr &a, const Expr &c, const Expr &d, const Stmt &rest) {
@@ -157,7 +131,7 @@ TEST_CASE("prefetch_loads prefetches only the rows slide_windows still loads", "
     // the window is shifted at the end of each iteration.
     Expr r = var("r"), x = column();
     const std::string window = "window.0.float32";
-    Expr u0 = var(Float(32), "u.reg0"), u1 = var(Float(32), "u.reg1"), u2 = var(Float(32), "u.reg2");
+    Expr u0 = var("u.reg0", Float(32)), u1 = var("u.reg1", Float(32)), u2 = var("u.reg2", Float(32));
     Stmt tail = Block::make(store_out(u0 - u1 * 2.0f + u2, r),
                             Block::make(kir::register_store(window, u1, 0), kir::register_store(window, u2, 1)));
     auto walk = [&](const Expr &row2, const Stmt &rest) {
@@ -194,7 +168,7 @@ TEST_CASE("prefetch_loads prefetches only the rows slide_windows still loads", "
 
 TEST_CASE("prefetch_loads leaves kernels that do not ask for it, or have nothing to prefetch, as they are", "[passes][prefetch_loads]") {
     Expr r = var("r"), x = column();
-    Expr u0 = var(Float(32), "u.reg0"), u1 = var(Float(32), "u.reg1");
+    Expr u0 = var("u.reg0", Float(32)), u1 = var("u.reg1", Float(32));
     auto two_rows = [&](const Expr &row0, const Expr &row1, const Expr &out_row) {
         return lets({{"u.reg0", at(Float(32), "u", {x, row0})}, {"u.reg1", at(Float(32), "u", {x, row1})}},
                     store_out(u0 * 0.5f - u1, out_row));

@@ -15,27 +15,14 @@ using namespace Halide::Internal;
 
 namespace {
 
-Expr var(const std::string &name) { return Variable::make(Int(32), name); }
-Expr var(Type t, const std::string &name) { return Variable::make(t, name); }
-
-Expr as_int64(const Expr &e) { return e.type() == Int(64) ? e : Cast::make(Int(64), e); }
-
-/// The bounds guard of element `coords` of `buffer`, spelled out (not
-/// simplified), so that the pass's substitution into it and the expected IR
-/// build the same nodes.
-Expr guard(const std::string &buffer, const std::vector<Expr> &coords) {
-    Expr inside;
-    for (size_t d = 0; d < coords.size(); d++) {
-        Expr c = as_int64(coords[d]);
-        Expr t = kir::buffer_min(buffer, (int)d) <= c && c < kir::buffer_min(buffer, (int)d) + kir::buffer_extent(buffer, (int)d);
-        inside = inside.defined() ? inside && t : t;
-    }
-    return inside;
-}
+using test::instance;
+using test::lets;
+using test::serial;
+using test::var;
 
 /// buffer(coords), guarded by its bounds (the kernel IR's convention).
 Expr at(Type t, const std::string &buffer, const std::vector<Expr> &coords) {
-    return kir::load(t, buffer, guard(buffer, coords), coords);
+    return kir::load(t, buffer, test::spelled_guard(buffer, coords), coords);
 }
 
 /// The column of this lane's PE in the strip of warp b.
@@ -57,23 +44,10 @@ kir::Kernel strip_kernel(const Stmt &inner, const std::vector<kir::BufferArg> &e
     return k;
 }
 
-Stmt instance(const Stmt &body) { return ProducerConsumer::make(kir::array_instance_marker, true, body); }
-
-Stmt serial(const std::string &v, int min, int extent, const Stmt &body, ForType type = ForType::Serial) {
-    return For::make(v, make_const(Int(32), min), make_const(Int(32), extent), type, DeviceAPI::None, body);
-}
-
 /// Out(x, row) = value, guarded by Out's bounds.
 Stmt store_out(const Expr &value, const Expr &row) {
     Expr x = column();
-    return kir::store("Out", guard("Out", {x, row}), value, {x, row});
-}
-
-/// Lets name = value around body, in order (the hoisted loads at the top of an instance).
-Stmt lets(const std::vector<std::pair<std::string, Expr>> &bindings, const Stmt &body) {
-    Stmt s = body;
-    for (size_t i = bindings.size(); i-- > 0;) s = LetStmt::make(bindings[i].first, bindings[i].second, s);
-    return s;
+    return kir::store("Out", test::spelled_guard("Out", {x, row}), value, {x, row});
 }
 
 Buffers strip_buffers(const kir::Kernel &k, uint32_t seed) {
@@ -129,7 +103,7 @@ TEST_CASE("slide_windows gives each type of carried load its own window", "[pass
     // r + 1 is u.d at r.
     kir::BufferArg v_arg = test::buffer_arg("v", Int(16), 2, false);
     Expr r = var("r"), x = column();
-    Expr va = var(Int(16), "v.a"), vb = var(Int(16), "v.b"), uc = var("u.c"), ud = var("u.d");
+    Expr va = var("v.a", Int(16)), vb = var("v.b", Int(16)), uc = var("u.c"), ud = var("u.d");
     Stmt compute = store_out(uc - ud * 5 + Cast::make(Int(32), va) * 7 + Cast::make(Int(32), vb), r);
     Stmt input_instance = lets({{"v.a", at(Int(16), "v", {x, r - 1})},
                                 {"u.c", at(Int(32), "u", {x, r})},

@@ -17,7 +17,7 @@ using namespace Halide::Internal;
 
 namespace {
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+using test::var;
 Expr warp() { return var(kir::array_warp_var); }
 
 /// `let b = int32(warp.index)`: the one grid loop of these kernels, around

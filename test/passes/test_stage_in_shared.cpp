@@ -15,7 +15,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+using test::var;
 Expr i32(int64_t v) { return make_const(Int(32), v); }
 
 /// The instance's shape: 2 warps (64 threads, thread t = array.warp*32 +
