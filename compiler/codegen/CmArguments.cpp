@@ -1,0 +1,37 @@
+#include "codegen/CmArguments.h"
+
+namespace pulse {
+
+/// The kernel argument that holds a buffer field: `x.min.0` -> x_min0 (an int).
+std::string cm_field_argument(const kir::Kernel &kernel, const std::string &v) {
+    if (auto f = kir::BufferField::match(kernel, v)) return f->buffer + "_" + f->field() + std::to_string(f->dimension);
+    return "";
+}
+
+/// The kernel's parameters: a surface per buffer, then each buffer's min,
+/// extent and stride (in elements) per dimension, then the thread count.
+std::vector<std::string> cm_kernel_parameters(const kir::Kernel &k) {
+    std::vector<std::string> params;
+    for (const kir::BufferArg &b : k.buffers) params.push_back("SurfaceIndex surf_" + b.name + " [[type(\"buffer_t\")]]");
+    for (const kir::BufferArg &b : k.buffers) {
+        for (int d = 0; d < b.dimensions; d++) {
+            for (const char *field : {"min", "extent", "stride"}) params.push_back("int " + b.name + "_" + field + std::to_string(d));
+        }
+    }
+    params.push_back("int warps");
+    return params;
+}
+
+/// The same arguments as host expressions over the harness's arrays.
+std::vector<std::string> cm_host_scalar_arguments(const kir::Kernel &k) {
+    std::vector<std::string> a;
+    for (const kir::BufferArg &b : k.buffers) {
+        for (int d = 0; d < b.dimensions; d++) {
+            for (const char *field : {"min", "extent", "stride"}) a.push_back("(int)" + b.name + "_" + field + "[" + std::to_string(d) + "]");
+        }
+    }
+    a.push_back("(int)warps");
+    return a;
+}
+
+}  // namespace pulse

@@ -1,0 +1,251 @@
+// The host programs of the CM backend: NAME_host.cpp (Level Zero on an Intel
+// GPU) and NAME_emu.cpp (Pulse's CPU emulation of CM), which share their
+// buffers, inputs, reference run and comparison (HostParts).
+#include "codegen/CodeGenCM.h"
+
+#include <sstream>
+
+#include "codegen/CmArguments.h"
+#include "codegen/CodeGenC.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+/// Declarations shared by the host program and the emulation harness: buffers
+/// sized from the layout functions of the emitted reference (dense, first
+/// dimension innermost), random inputs, poisoned outputs, the thread count,
+/// the reference run and the comparison.
+struct HostParts {
+    std::string setup, check;
+};
+
+HostParts host_parts(const kir::Kernel &k) {
+    const std::string &name = k.name;
+    std::ostringstream s;
+    s << "    // Buffers: dense regions from " << name << "_BUFFER_region; inputs random and never zero,\n"
+         "    // outputs poisoned, so an element the kernel never writes is a mismatch.\n";
+    s << "    std::mt19937 rng(seed);\n";
+    for (const kir::BufferArg &b : k.buffers) {
+        std::string T = c_type(b.type);
+        s << "    int64_t " << b.name << "_count = 1;\n";
+        s << "    int64_t " << b.name << "_min[" << b.dimensions << "], " << b.name << "_extent[" << b.dimensions << "], " << b.name
+          << "_stride[" << b.dimensions << "];\n";
+        s << "    for (int d = 0; d < " << b.dimensions << "; d++) {\n";
+        s << "        " << name << "_" << b.name << "_region(d, instances, &" << b.name << "_min[d], &" << b.name << "_extent[d]);\n";
+        s << "        " << b.name << "_stride[d] = " << b.name << "_count;\n";
+        s << "        " << b.name << "_count *= " << b.name << "_extent[d];\n    }\n";
+        if (b.is_output) {
+            s << "    std::vector<" << T << "> " << b.name << "(" << b.name << "_count, poison<" << T << ">()), " << b.name
+              << "_expected(" << b.name << "_count, poison<" << T << ">());\n";
+        } else {
+            s << "    std::vector<" << T << "> " << b.name << "(" << b.name << "_count);\n";
+            s << "    for (auto &v : " << b.name << ") v = (" << T << ")random_nonzero(rng, " << (b.type.is_float() ? "true" : "false")
+              << ");\n";
+        }
+    }
+    s << "    " << name << "_reference(";
+    for (const kir::BufferArg &b : k.buffers) s << b.name << (b.is_output ? "_expected" : "") << ".data(), ";
+    s << "instances);\n";
+    // The thread count: the kernel IR's warp count over the output extents.
+    CPrinterHooks hooks;
+    hooks.variable = [&](const std::string &v) -> std::string {
+        std::string f = cm_field_argument(k, v);
+        internal_assert(!f.empty(), "CM backend: the thread count depends on ", v);
+        size_t digits = f.find_last_not_of("0123456789") + 1;
+        return f.substr(0, digits) + "[" + f.substr(digits) + "]";
+    };
+    hooks.call = [](const Call *op, const std::vector<std::string> &) -> std::string {
+        internal_error("CM backend: the thread count calls ", Expr(op));
+    };
+    s << "    // One thread per warp of the kernel IR.\n";
+    s << "    const int64_t warps = " << print_c_expr(k.warp_count(), hooks) << ";\n";
+    HostParts parts;
+    parts.setup = s.str();
+    std::ostringstream c;
+    c << "    bool ok = true;\n";
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.is_output) c << "    if (ok) ok = compare(\"" << b.name << "\", " << b.name << ", " << b.name << "_expected);\n";
+    }
+    c << "    if (ok) std::printf(\"PASS\\n\");\n";
+    c << "    return ok ? 0 : 1;\n";
+    parts.check = c.str();
+    return parts;
+}
+
+std::string host_helpers() {
+    return "template <typename T> T poison() {\n"
+           "    return std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : (T)0x7A7A7A7A;\n"
+           "}\n"
+           "static double random_nonzero(std::mt19937 &rng, bool real) {\n"
+           "    if (real) {\n"
+           "        double v = std::uniform_real_distribution<double>(0.1, 1.0)(rng);\n"
+           "        return rng() % 2 ? v : -v;\n"
+           "    }\n"
+           "    int v = std::uniform_int_distribution<int>(1, 9)(rng);\n"
+           "    return rng() % 2 ? v : -v;\n"
+           "}\n"
+           "// First element where `got` differs from `expected` (relative tolerance 1e-4\n"
+           "// for floating point: the kernel may contract a * b + c into one rounding).\n"
+           "template <typename T>\n"
+           "static bool compare(const char *what, const std::vector<T> &got, const std::vector<T> &expected) {\n"
+           "    for (size_t i = 0; i < got.size(); i++) {\n"
+           "        double g = (double)got[i], e = (double)expected[i];\n"
+           "        bool same = std::isnan(e) ? std::isnan(g) : std::fabs(g - e) <= 1e-4 * std::max(1.0, std::fabs(e));\n"
+           "        if (!same) {\n"
+           "            std::printf(\"FAIL: %s[%zu] = %.9g, expected %.9g\\n\", what, i, g, e);\n"
+           "            return false;\n"
+           "        }\n"
+           "    }\n"
+           "    return true;\n"
+           "}\n";
+}
+
+/// `main` of a host program up to the kernel: its arguments (instances,
+/// seed) and the buffers' setup.
+std::string main_prologue(const std::string &name, const HostParts &parts) {
+    std::ostringstream out;
+    out << "int main(int argc, char **argv) {\n";
+    out << "    int64_t instances = argc > 1 ? std::atoll(argv[1]) : 0;\n";
+    out << "    if (instances <= 0) instances = " << name << "_default_instances();\n";
+    out << "    unsigned seed = argc > 2 ? (unsigned)std::atoi(argv[2]) : 1u;\n";
+    out << parts.setup;
+    return out.str();
+}
+
+}  // namespace
+
+std::string print_cm_emulation_harness(const kir::Kernel &k) {
+    const std::string &name = k.name;
+    HostParts parts = host_parts(k);
+    std::ostringstream out;
+    out << "// " << name << "_emu.cpp: runs the CM kernel " << name << "_genx.cpp on Pulse's CPU emulation of CM\n"
+        << "// and compares it with the emitted reference. Generated by Pulse.\n"
+        << "// usage: " << name << "_emu [instances (0: the spec's) [seed]]\n";
+    out << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <limits>\n#include <random>\n#include "
+           "<vector>\n\n";
+    out << "#include \"" << name << "_genx.cpp\"\n#include \"" << name << "_reference.h\"\n\n";
+    out << host_helpers() << "\n";
+    out << main_prologue(name, parts);
+    out << "    // The kernel, thread by thread, one thread per group.\n";
+    out << "    cm_emu::unbind_all();\n";
+    std::vector<std::string> args;
+    for (const kir::BufferArg &b : k.buffers) {
+        out << "    SurfaceIndex surf_" << b.name << " = cm_emu::bind_buffer(" << b.name << ".data(), " << b.name << ".size() * sizeof("
+            << b.name << "[0]));\n";
+        args.push_back("surf_" + b.name);
+    }
+    for (const std::string &a : cm_host_scalar_arguments(k)) args.push_back(a);
+    out << "    const uint groups[3] = {(uint)warps, 1, 1}, local[3] = {1, 1, 1};\n";
+    out << "    if (warps > 0) cm_emu::launch(groups, local, [&] { " << name << "(";
+    for (size_t i = 0; i < args.size(); i++) out << (i ? ", " : "") << args[i];
+    out << "); });\n";
+    out << parts.check << "}\n";
+    return out.str();
+}
+
+std::string print_cm_host(const kir::Kernel &k) {
+    const std::string &name = k.name;
+    HostParts parts = host_parts(k);
+    std::ostringstream out;
+    out << "// " << name << "_host.cpp: runs the CM kernel " << name << "_genx.cpp on an Intel GPU through\n"
+        << "// Level Zero and checks it against the emitted reference. Generated by Pulse.\n//\n"
+        << "// Build (see docs/backends.md, \"CM\"):\n"
+        << "//   cmc -march=<GPU, e.g. SKL or DG2> -fcmocl -emit-spirv " << name << "_genx.cpp -o " << name << "_genx.spv\n"
+        << "//   c++ -std=c++17 -O2 " << name << "_host.cpp -lze_loader -o " << name << "_host\n"
+        << "//   ./" << name << "_host [instances [seed]]    (reads " << name << "_genx.spv from the current directory)\n";
+    out << "#include <level_zero/ze_api.h>\n\n";
+    out << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <fstream>\n#include "
+           "<iterator>\n#include <limits>\n#include <random>\n#include <vector>\n\n";
+    out << "#include \"" << name << "_reference.h\"\n\n";
+    out << "#define ZE_CHECK(call)                                                           \\\n"
+           "    do {                                                                         \\\n"
+           "        ze_result_t r_ = (call);                                                 \\\n"
+           "        if (r_ != ZE_RESULT_SUCCESS) {                                           \\\n"
+           "            std::fprintf(stderr, \"%s failed: 0x%x\\n\", #call, (unsigned)r_);     \\\n"
+           "            std::exit(2);                                                        \\\n"
+           "        }                                                                        \\\n"
+           "    } while (0)\n\n";
+    out << host_helpers() << "\n";
+    out << main_prologue(name, parts);
+    out << R"(    // The first GPU of the first driver.
+    ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+    uint32_t count = 1;
+    ze_driver_handle_t driver;
+    ZE_CHECK(zeDriverGet(&count, &driver));
+    count = 1;
+    ze_device_handle_t device;
+    ZE_CHECK(zeDeviceGet(driver, &count, &device));
+    ze_context_desc_t context_desc = {ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+    ze_context_handle_t context;
+    ZE_CHECK(zeContextCreate(driver, &context_desc, &context));
+    // The kernel: SPIR-V from cmc -fcmocl -emit-spirv, finished by the driver's
+    // vector-compute back end (-vc-codegen).
+)";
+    out << "    std::ifstream spv_file(\"" << name << "_genx.spv\", std::ios::binary);\n";
+    out << "    if (!spv_file) { std::fprintf(stderr, \"cannot open " << name << "_genx.spv\\n\"); return 2; }\n";
+    out << R"(    std::vector<char> spv((std::istreambuf_iterator<char>(spv_file)), std::istreambuf_iterator<char>());
+    ze_module_desc_t module_desc = {ZE_STRUCTURE_TYPE_MODULE_DESC};
+    module_desc.format = ZE_MODULE_FORMAT_IL_SPIRV;
+    module_desc.inputSize = spv.size();
+    module_desc.pInputModule = reinterpret_cast<const uint8_t *>(spv.data());
+    module_desc.pBuildFlags = "-vc-codegen";
+    ze_module_handle_t module;
+    ZE_CHECK(zeModuleCreate(context, device, &module_desc, &module, nullptr));
+    ze_kernel_desc_t kernel_desc = {ZE_STRUCTURE_TYPE_KERNEL_DESC};
+)";
+    out << "    kernel_desc.pKernelName = \"" << name << "\";\n";
+    out << R"(    ze_kernel_handle_t kernel;
+    ZE_CHECK(zeKernelCreate(module, &kernel_desc, &kernel));
+    // Buffers: shared allocations, passed to the kernel's SurfaceIndex arguments.
+    ze_device_mem_alloc_desc_t device_desc = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    ze_host_mem_alloc_desc_t host_desc = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    uint32_t arg = 0;
+    std::vector<void *> allocations;
+    auto bind = [&](void *data, size_t bytes, bool copy_in) {
+        void *p = nullptr;
+        ZE_CHECK(zeMemAllocShared(context, &device_desc, &host_desc, bytes, 64, device, &p));
+        if (copy_in) std::memcpy(p, data, bytes);
+        ZE_CHECK(zeKernelSetArgumentValue(kernel, arg++, sizeof(p), &p));
+        allocations.push_back(p);
+        return p;
+    };
+)";
+    std::vector<std::string> outputs;
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.is_output) outputs.push_back(b.name);
+        out << "    " << (b.is_output ? "void *" + b.name + "_device = " : std::string()) << "bind(" << b.name << ".data(), " << b.name
+            << ".size() * sizeof(" << b.name << "[0]), true);\n";
+    }
+    for (const std::string &a : cm_host_scalar_arguments(k)) {
+        out << "    { int v = " << a << "; ZE_CHECK(zeKernelSetArgumentValue(kernel, arg++, sizeof(v), &v)); }\n";
+    }
+    out << "    // One thread per warp of the kernel IR, one per group.\n";
+    out << "    if (warps <= 0) { std::fprintf(stderr, \"no threads to run\\n\"); return 2; }\n";
+    out << "    const int64_t threads = warps, per_group = 1;\n";
+    out << R"(    ZE_CHECK(zeKernelSetGroupSize(kernel, (uint32_t)per_group, 1, 1));
+    ze_group_count_t groups = {(uint32_t)((threads + per_group - 1) / per_group), 1, 1};
+    ze_command_queue_desc_t queue_desc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
+    queue_desc.mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+    ze_command_list_handle_t list;
+    ZE_CHECK(zeCommandListCreateImmediate(context, device, &queue_desc, &list));
+    ZE_CHECK(zeCommandListAppendLaunchKernel(list, kernel, &groups, nullptr, 0, nullptr));
+    ZE_CHECK(zeCommandListHostSynchronize(list, UINT64_MAX));
+)";
+    for (const std::string &o : outputs) {
+        out << "    std::memcpy(" << o << ".data(), " << o << "_device, " << o << ".size() * sizeof(" << o << "[0]));\n";
+    }
+    out << R"(    for (void *a : allocations) zeMemFree(context, a);
+    zeCommandListDestroy(list);
+    zeKernelDestroy(kernel);
+    zeModuleDestroy(module);
+    zeContextDestroy(context);
+)";
+    out << parts.check << "}\n";
+    return out.str();
+}
+
+}  // namespace pulse
