@@ -10,6 +10,7 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 void place_uniform_inputs(kir::Kernel &kernel) {
+    int64_t placed_bytes = 0;  // by the inputs before this one
     for (kir::BufferArg &b : kernel.buffers) {
         // An input the schedule caches elsewhere (L1, shared memory) stays where it asked.
         if (b.is_output || b.placement != kir::Placement::Global || b.cache != kir::InputCache::Registers) continue;
@@ -75,7 +76,9 @@ void place_uniform_inputs(kir::Kernel &kernel) {
         if (!uniform) continue;
         int64_t elements = 1;
         for (int d = 0; d < b.dimensions; d++) elements *= hi[d] - lo[d] + 1;
-        if (elements * b.type.bytes() > constant_memory_budget) continue;
+        const int64_t bytes = elements * b.type.bytes();
+        if (bytes > constant_memory_budget || placed_bytes + bytes > constant_memory_total_budget) continue;
+        placed_bytes += bytes;
         b.placement = kir::Placement::Constant;
         b.region_min = lo;
         for (int d = 0; d < b.dimensions; d++) b.region_extent.push_back(hi[d] - lo[d] + 1);

@@ -196,3 +196,29 @@ TEST_CASE("place_uniform_inputs places a region up to the constant-memory budget
     Buffers buffers = test::make_buffers(before, {{"W", {columns, rows}}, {"Out", {columns, rows}}}, 14);
     REQUIRE(test::same_outputs(before, after, buffers) == "");
 }
+
+TEST_CASE("place_uniform_inputs keeps all inputs together within the constant bank", "[passes][place_uniform_inputs]") {
+    // W and V of 91 x 80 floats (29120 bytes) each fit the per-input budget,
+    // but not both the total (CUDA's 64 KiB bank, less the compiler's share):
+    // W, first in argument order, is placed; V stays in global memory.
+    const int columns = 91, rows = 80;
+    REQUIRE(int64_t(columns) * rows * 4 <= constant_memory_budget);
+    REQUIRE(2 * int64_t(columns) * rows * 4 > constant_memory_total_budget);
+    kir::Kernel before = tiled_kernel({input("W", Float(32), {{0, columns - 1}, {0, rows - 1}}),
+                                       input("V", Float(32), {{0, columns - 1}, {0, rows - 1}}),
+                                       test::buffer_arg("Out", Float(32), 2, true)});
+    before.grid[0].extent = make_const(Int(64), 1);
+    Expr i = var("i"), j = var("j");
+    auto kernel_body = [&](const Expr &w_read, const Expr &v_read) {
+        return serial("i", columns, serial("j", rows, IfThenElse::make(test::lane() == 0, test::guarded_store(before, "Out", w_read + v_read, {i, j}))));
+    };
+    before.body = kernel_body(test::guarded_load(before, "W", {i, j}), test::guarded_load(before, "V", {i, j}));
+
+    kir::Kernel after = run_place_uniform_inputs(before);
+
+    REQUIRE(after.buffer("W").placement == kir::Placement::Constant);
+    require_global(after, "V");
+    REQUIRE_SAME_IR(after.body, kernel_body(kir::load(Float(32), "W", const_true(), {i, j}), test::guarded_load(before, "V", {i, j})));
+    Buffers buffers = test::make_buffers(before, {{"W", {columns, rows}}, {"V", {columns, rows}}, {"Out", {columns, rows}}}, 15);
+    REQUIRE(test::same_outputs(before, after, buffers) == "");
+}
