@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "Driver.h"
+#include "Generator.h"
 #include "ir/UreProgram.h"
 #include "exec/InputRegions.h"
 #include "exec/Interpreter.h"
@@ -18,16 +19,6 @@
 namespace pulse {
 
 namespace {
-
-struct SpecEntry {
-    std::string description;
-    SpecBuilder builder;
-};
-
-std::map<std::string, SpecEntry> &spec_registry() {
-    static std::map<std::string, SpecEntry> registry;
-    return registry;
-}
 
 const char *usage_text =
     "usage: %s [-g SPEC] [--param NAME=VALUE]... ACTION...\n"
@@ -51,104 +42,6 @@ const char *usage_text =
     "  --print-ir          print the URE program (loops, UREs, dependences, schedule)\n";
 
 }  // namespace
-
-int64_t Params::get(const std::string &name, int64_t default_value, int64_t min, int64_t max) const {
-    auto known = std::find_if(declared.begin(), declared.end(), [&](const Declaration &d) { return d.name == name; });
-    if (known == declared.end()) {
-        if (min > max || default_value < min || default_value > max) {
-            compile_error("parameter ", name, ": the spec's default ", default_value, " lies outside its range [", min, ", ",
-                          max, "]; fix the spec's get call");
-        }
-        declared.push_back(Declaration{name, default_value, min, max});
-    }
-    auto it = values.find(name);
-    if (it == values.end()) return default_value;
-    if (it->second < min || it->second > max) {
-        compile_error("--param ", name, "=", it->second, ": out of range; ", name, " must be in [", min, ", ", max,
-                      "] (default ", default_value, ")");
-    }
-    return it->second;
-}
-
-int Params::get_int(const std::string &name, int default_value, int min, int max) const {
-    return (int)get(name, default_value, min, max);
-}
-
-std::vector<std::string> Params::unused() const {
-    std::vector<std::string> names;
-    for (const auto &v : values) {
-        auto read = std::find_if(declared.begin(), declared.end(), [&](const Declaration &d) { return d.name == v.first; });
-        if (read == declared.end()) names.push_back(v.first);
-    }
-    return names;
-}
-
-std::string Params::describe() const {
-    std::string text;
-    for (const Declaration &d : declared) {
-        text += detail::str(text.empty() ? "" : ", ", d.name, " = ", d.default_value, " in [", d.min, ", ", d.max, "]");
-    }
-    return text.empty() ? "none" : text;
-}
-
-bool register_spec(const std::string &name, const std::string &description, SpecBuilder builder) {
-    if (spec_registry().count(name)) throw CompileError("two specs are registered as " + name);
-    spec_registry()[name] = SpecEntry{description, std::move(builder)};
-    return true;
-}
-
-std::vector<std::string> registered_specs() {
-    std::vector<std::string> names;
-    for (const auto &e : spec_registry()) names.push_back(e.first);
-    return names;
-}
-
-namespace {
-/// The registered name `name` refers to: itself; else the one name ending in
-/// "_" + name (`sbm` for conv1d_sbm); else the one name with a part, after
-/// the start or a "_", that begins with `name` (`sb`, `conv1d_s`).
-std::string resolve_spec_name(const std::string &name) {
-    if (spec_registry().count(name)) return name;
-    auto names_where = [](auto &&matches) {
-        std::vector<std::string> found;
-        for (const auto &e : spec_registry()) {
-            if (matches(e.first)) found.push_back(e.first);
-        }
-        return found;
-    };
-    std::vector<std::string> matches = names_where([&](const std::string &n) {
-        return n.size() > name.size() && n.compare(n.size() - name.size(), name.size(), name) == 0 &&
-               n[n.size() - name.size() - 1] == '_';
-    });
-    if (matches.empty() && !name.empty()) {
-        matches = names_where([&](const std::string &n) {
-            for (size_t at = 0; at != std::string::npos; at = n.find('_', at + 1)) {
-                const size_t part = at == 0 && n[0] != '_' ? 0 : at + 1;
-                if (n.compare(part, name.size(), name) == 0) return true;
-            }
-            return false;
-        });
-    }
-    if (matches.size() == 1) return matches[0];
-    auto list = [](const std::vector<std::string> &names) {
-        std::string text;
-        for (const std::string &n : names) text += " " + n;
-        return text;
-    };
-    if (matches.size() > 1) {
-        compile_error("-g ", name, " is ambiguous: it matches", list(matches), "; give more of the name");
-    }
-    compile_error("no spec named '", name, "'; this program has:", list(registered_specs()));
-}
-}  // namespace
-
-Spec build_spec(const std::string &name, const Params &params) {
-    return spec_registry().at(resolve_spec_name(name)).builder(params);
-}
-
-std::string spec_description(const std::string &name) { return spec_registry().at(resolve_spec_name(name)).description; }
-
-Buffers random_inputs(const ir::UreProgram &program, uint32_t seed) { return random_input_buffers(program, seed); }
 
 double checksum(const Halide::Buffer<> &b) {
     double sum = 0;
@@ -283,7 +176,7 @@ int generator_main(int argc, char **argv) {
                     std::printf("%s", exit_status_text);
                     return 0;
                 } else if (a == "--list") {
-                    for (const auto &e : spec_registry()) std::cout << e.first << "  " << e.second.description << "\n";
+                    for (const std::string &n : registered_specs()) std::cout << n << "  " << spec_description(n) << "\n";
                     return 0;
                 } else if (a == "--params") {
                     list_params = true;
@@ -313,12 +206,13 @@ int generator_main(int argc, char **argv) {
             check_output_directory(actions.output_dir);
         }
         if (spec_name.empty()) {
-            if (spec_registry().size() != 1) {
+            const std::vector<std::string> names = registered_specs();
+            if (names.size() != 1) {
                 std::string known;
-                for (const auto &e : spec_registry()) known += " " + e.first;
+                for (const std::string &n : names) known += " " + n;
                 compile_error("choose a spec with -g SPEC; this program has:", known);
             }
-            spec_name = spec_registry().begin()->first;
+            spec_name = names.front();
         }
         try {
             spec_name = resolve_spec_name(spec_name);

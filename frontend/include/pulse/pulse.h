@@ -276,9 +276,11 @@ Spec build_spec(const std::string &name, const Params &params = Params());
 std::string spec_description(const std::string &name);
 /// The names of all registered specs.
 std::vector<std::string> registered_specs();
-
-/// The command line shared by every spec program (run `--help`).
-int generator_main(int argc, char **argv);
+/// The registered name `name` refers to: itself; else the one name ending in
+/// "_" + name (`sbm` for conv1d_sbm); else the one name with a part, after
+/// the start or a "_", that begins with `name` (`sb`, `conv1d_s`). Throws
+/// CompileError naming the candidates if there is none or several.
+std::string resolve_spec_name(const std::string &name);
 
 /// Random input buffers for a spec, sized from the accesses over its bounded domain.
 Buffers random_inputs(const ir::UreProgram &program, uint32_t seed);
