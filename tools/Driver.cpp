@@ -25,7 +25,6 @@
 
 namespace pulse {
 
-
 Progress progress_on_stderr(const std::string &what, const std::string &units) {
     using Clock = std::chrono::steady_clock;
     const Clock::time_point start = Clock::now();
@@ -54,13 +53,14 @@ const char *driver_usage_text() {
            "  --print-systolic    print the lowered systolic program\n"
            "  --simulate          run the systolic simulator and the reference on random inputs; PASS or\n"
            "                      the first mismatching output\n"
-           "  --print-kernel      print the kernel IR (the GPU mapping) after its passes\n"
-           "  --print-after=PASS  print the kernel IR after lower_to_kernel or a kernel pass (or all)\n"
+           "  --print-kernel      print the kernel IR (the GPU mapping) after its passes, for each target\n"
+           "                      emitted (--emit cuda, cm), CUDA when none is\n"
+           "  --print-after=PASS  print the IR after lower_to_systolic, lower_to_kernel or a kernel pass (or all)\n"
            "  --execute-kernel    run the kernel IR on the CPU (lanes in lock step) against the reference; PASS\n"
-           "                      or the first mismatching output\n"
+           "                      or the first mismatching output (each target's kernel)\n"
            "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
-           "  --name=NAME         name of the emitted CUDA kernel and its host function (default: the spec's)\n"
+           "  --name=NAME         name of the emitted kernel and its host function (default: the spec's)\n"
            "  --min-blocks-per-sm=N  CUDA: __launch_bounds__(threads, N), registers capped so that N blocks fit\n"
            "                      an SM (the compiler spills beyond; an occupancy choice, 1 to 32)\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
