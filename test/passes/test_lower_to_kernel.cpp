@@ -33,13 +33,11 @@ ir::UreProgram running_sum(int move) {
     return Out.lower();
 }
 
-Expr f32(const std::string &name) { return Variable::make(Float(32), name); }
+Expr f32(const std::string &name) { return test::var(name, Float(32)); }
 
 /// x at `c` and a store of Out at `c`, each under its bounds guard.
-Expr load_x(const kir::Kernel &k, const Expr &c) { return kir::load(Float(32), "x", kir::in_bounds(k.buffer("x"), {c}), {c}); }
-Stmt store_out(const kir::Kernel &k, const Expr &value, const Expr &c) {
-    return kir::store("Out", kir::in_bounds(k.buffer("Out"), {c}), value, {c});
-}
+Expr load_x(const kir::Kernel &k, const Expr &c) { return test::guarded_load(k, "x", {c}); }
+Stmt store_out(const kir::Kernel &k, const Expr &value, const Expr &c) { return test::guarded_store(k, "Out", value, {c}); }
 
 /// PEs first..last (lanes at or past `pes` idle) are active at the last step.
 Expr active(int first, int last, int pes) {
@@ -66,8 +64,7 @@ TEST_CASE("lower_to_kernel maps PEs to lanes and unrolls the time loop into lets
     CHECK((kernel.buffers[1].name == "Out" && kernel.buffers[1].is_output));
     const Expr lane = test::lane();
     // Step t reads x(i + t) on PE i = lane; the sum stays in its lane's let.
-    const Stmt expected = ProducerConsumer::make_produce(
-        kir::array_instance_marker,
+    const Stmt expected = test::instance(
         LetStmt::make("Z.t0", 0.0f + load_x(kernel, lane),
         LetStmt::make("Z.t1", f32("Z.t0") + load_x(kernel, lane + 1),
         LetStmt::make("active.t2", active(0, 4, 5),
@@ -86,8 +83,7 @@ TEST_CASE("lower_to_kernel moves a value one PE per step by a shuffle", "[passes
     CHECK(kernel.pe_count == 7);
     const Expr lane = test::lane();
     const Expr up = make_const(Int(32), 1);
-    const Stmt expected = ProducerConsumer::make_produce(
-        kir::array_instance_marker,
+    const Stmt expected = test::instance(
         LetStmt::make("Z.t0", 0.0f + load_x(kernel, lane),
         LetStmt::make("Z.t0.up1", kir::shuffle(kir::intrinsic::shfl_up, f32("Z.t0"), up),
         LetStmt::make("Z.t1", f32("Z.t0.up1") + load_x(kernel, lane),
