@@ -13,6 +13,7 @@
 #include "codegen/CodeGenCM.h"
 #include "Emit.h"
 #include "CmBuild.h"
+#include "lower/CheckCmSupport.h"
 #include "lower/Pipeline.h"
 #include "TestUtil.h"
 #include "pulse/pulse.h"
@@ -158,15 +159,21 @@ TEST_CASE("cm: a design over the register budget is rejected with the numbers an
     params.set("K", 64);
     Spec spec = build_spec("matmul", params);
     sys::SystolicProgram program = compile_to_systolic(spec.output.lower());
-    // Lowered once (an unrolled body of 80 steps takes seconds).
-    kir::Kernel kernel = lower_to_target(program, "matmul_big", input_order(spec), {}, Target::cm_gen9());
+    // Lowered for a target with twice the registers (an unrolled body of 80
+    // steps takes seconds): the same kernel IR as Gen9's, which it fits.
+    Target large = Target::cm_gen9();
+    large.cm = CmTarget{"large GRF", 256, 64};
+    kir::Kernel kernel = lower_to_target(program, "matmul_big", input_order(spec), {}, large);
+    CHECK_NOTHROW(print_cm_kernel(kernel, large));
     CmRegisterPlan plan = plan_cm_registers(kernel, CmTarget::gen9());
     CHECK(plan.bytes > plan.available);
     CHECK(plan.available == 4096);
+    // On Gen9 the pass list refuses it (check_cm_support), before printing.
     try {
-        print_cm_kernel(kernel, Target::cm_gen9());
+        check_cm_support(kernel, CmTarget::gen9());
         FAIL("expected a CompileError");
     } catch (const CompileError &e) {
+        CHECK(e.refusal == Refusal::ResourceLimit);
         std::string m = e.what();
         CHECK(m.find("needs about " + std::to_string(plan.bytes) + " bytes of registers") != std::string::npos);
         CHECK(m.find("has 4096 (128 registers of 32 bytes)") != std::string::npos);
@@ -174,10 +181,8 @@ TEST_CASE("cm: a design over the register budget is rejected with the numbers an
         CHECK(m.find("fewer PEs (16 now") != std::string::npos);
         CHECK(m.find("a target with a larger GRF") != std::string::npos);
     }
-    // The same design fits a target with twice the registers.
-    Target large = Target::cm_gen9();
-    large.cm = CmTarget{"large GRF", 256, 64};
-    CHECK_NOTHROW(print_cm_kernel(kernel, large));
+    REQUIRE_THROWS_WITH(lower_to_target(program, "matmul_big", input_order(spec), {}, Target::cm_gen9()),
+                        Catch::Contains("bytes of registers per thread but target Gen9 has 4096"));
 }
 
 TEST_CASE("cm: the emulation rejects at compile time what CM rejects", "[cm]") {
@@ -326,9 +331,9 @@ TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks r
                         Catch::Contains("gpu_threads(b): only the array's space loop"));
     // An array spread over the warps of a block has no CM form, nor an input staged in shared memory.
     Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 40}, {"THREADS", 1}, {"RT", 2}}));
-    REQUIRE_THROWS_WITH(print_cm_kernel(lower_to_target(compile_to_systolic(wide.output.lower()), "k", input_order(wide), {}, Target::cm_gen9()), Target::cm_gen9()),
+    REQUIRE_THROWS_WITH(lower_to_target(compile_to_systolic(wide.output.lower()), "k", input_order(wide), {}, Target::cm_gen9()),
                         Catch::Contains("a CM array runs on one hardware thread"));
     Spec staged = build_spec("conv2d_ssam", test::params({{"K", 3}, {"CACHE", 2}, {"RT", 2}}));
-    REQUIRE_THROWS_WITH(print_cm_kernel(lower_to_target(compile_to_systolic(staged.output.lower()), "k", input_order(staged), {}, Target::cm_gen9()), Target::cm_gen9()),
+    REQUIRE_THROWS_WITH(lower_to_target(compile_to_systolic(staged.output.lower()), "k", input_order(staged), {}, Target::cm_gen9()),
                         Catch::Contains("input x is cached in shared memory"));
 }

@@ -14,8 +14,9 @@
 #include <tuple>
 
 #include "analysis/CheckWellDefined.h"
+#include "analysis/FindPropagations.h"
 #include "lower/LowerToSystolic.h"
-#include "lower/Pipeline.h"
+#include "lower/PropagationRewrites.h"
 #include "ir/ExactSimplify.h"
 
 namespace pulse {
@@ -24,10 +25,6 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
-
-/// Largest entry of a forwarding direction tried: enough for unit moves and
-/// for strided reads (x(2c + q) travels along (-1, 2)).
-constexpr int64_t max_direction_entry = 2;
 
 std::string tuple_text(const std::vector<int64_t> &v) {
     std::string s = "(";
@@ -65,153 +62,11 @@ bool leads_positive(const std::vector<int64_t> &row) {
 
 Expr var(const std::string &name) { return Variable::make(Int(32), name); }
 
-/// `u`'s call at distance d (over the nest's loops, indexed like program.loops): u(args - d).
-Expr call_at(const ir::UreProgram &p, const ir::Ure &u, const std::vector<int64_t> &loop_distance) {
-    std::vector<Expr> args;
-    for (const std::string &a : u.args) {
-        const int d = (int)loop_distance[p.loop_index(a)];
-        args.push_back(d > 0 ? var(a) - d : d < 0 ? var(a) + -d : var(a));
-    }
-    return ir::make_recurrence_call(u.type, u.name, args);
-}
-
-/// The points whose predecessor x - d lies outside the domain: where a chain along d starts.
-Expr chain_start(const ir::UreProgram &p, const std::vector<int64_t> &loop_distance) {
-    Expr start;
-    for (size_t i = 0; i < p.loops.size(); i++) {
-        const int64_t d = loop_distance[i];
-        if (!d) continue;
-        const ir::Loop &l = p.loops[i];
-        Expr c = d > 0 ? var(l.var) < (int)(l.min + d) : var(l.var) > (int)(l.max() + d);
-        start = start.defined() ? (start || c) : c;
-    }
-    return start;
-}
-
-/// Uses no loop variable but `keep`.
-bool uses_only(const Expr &e, const ir::UreProgram &p, const std::string &keep) {
-    for (const ir::Loop &l : p.loops) {
-        if (l.var != keep && expr_uses_var(e, l.var)) return false;
-    }
-    return true;
-}
-
-/// An input carrier: `U(x) = in(f(x))`, or a copy chain `U(x) = select(c, in(f(x)), U(x - d))`.
-struct Carrier {
-    std::string ure;
-    Expr read;                                    ///< in(f(x))
-    std::vector<std::vector<int64_t>> directions; ///< over the source loops, f(x - d) = f(x)
-};
-
-/// A reduction: `U(x) = select(c, init, U(x - d)) + body` with d = ±e_k, and
-/// outputs `select(o, U(x))`; c and o mention only loop k.
-struct Reduction {
-    std::string ure;
-    int loop = -1;  ///< k, index into program.loops
-    std::vector<int64_t> distance;  ///< d over the nest's loops
-};
-
+/// A distance over the nest's loops as one over `src` (the transform's source loops).
 std::vector<int64_t> on_source(const ir::UreProgram &p, const std::vector<std::string> &src, const std::vector<int64_t> &loop_d) {
     std::vector<int64_t> d;
     for (const std::string &v : src) d.push_back(loop_d[p.loop_index(v)]);
     return d;
-}
-
-std::vector<int64_t> on_loops(const ir::UreProgram &p, const std::vector<std::string> &src, const std::vector<int64_t> &d) {
-    std::vector<int64_t> loop_d(p.loops.size(), 0);
-    for (size_t i = 0; i < src.size(); i++) loop_d[p.loop_index(src[i])] = d[i];
-    return loop_d;
-}
-
-bool spans_nest(const ir::UreProgram &p, const ir::Ure &u) {
-    if (u.is_output || u.args.size() != p.loops.size()) return false;
-    return std::all_of(u.args.begin(), u.args.end(), [&](const std::string &a) { return p.loop_index(a) >= 0; });
-}
-
-std::optional<Carrier> find_carrier(const ir::UreProgram &p, const std::vector<std::string> &src, const ir::Ure &u) {
-    if (!spans_nest(p, u)) return std::nullopt;
-    Carrier c;
-    c.ure = u.name;
-    if (!ir::input_callee(u.value).empty()) {
-        c.read = u.value;
-    } else if (const Select *s = u.value.as<Select>()) {
-        if (ir::input_callee(s->true_value).empty() || ir::recurrence_callee(s->false_value) != u.name) return std::nullopt;
-        c.read = s->true_value;
-    } else {
-        return std::nullopt;
-    }
-    const Call *read = c.read.as<Call>();
-    for (const std::vector<int64_t> &d : vectors_in(src.size(), -max_direction_entry, max_direction_entry)) {
-        if (gcd_of(d) != 1) continue;  // 2d is d with every other point idle
-        std::map<std::string, Expr> shifted;
-        for (size_t i = 0; i < src.size(); i++) shifted[src[i]] = var(src[i]) - (int)d[i];
-        bool invariant = true;
-        for (const Expr &e : read->args) invariant = invariant && is_const_zero(simplify_exact(e - substitute(shifted, e)));
-        if (invariant) c.directions.push_back(d);
-    }
-    return c;
-}
-
-std::optional<Reduction> find_reduction(const ir::UreProgram &p, const std::vector<std::string> &src, const ir::Ure &u) {
-    if (!spans_nest(p, u)) return std::nullopt;
-    const ir::Dependence *self = nullptr;
-    for (const ir::Dependence &d : p.dependences) {
-        if (d.producer != u.name) continue;
-        const bool zero = std::all_of(d.distance.begin(), d.distance.end(), [](int64_t v) { return !v; });
-        if (d.consumer == u.name && !zero && !self) self = &d;
-        else if (d.consumer == u.name || !zero || !p.ure(d.consumer).is_output) return std::nullopt;
-    }
-    if (!self) return std::nullopt;
-    Reduction r;
-    r.ure = u.name;
-    r.distance = self->distance;
-    for (size_t i = 0; i < p.loops.size(); i++) {
-        const int64_t d = self->distance[i];
-        if (!d) continue;
-        if ((d != 1 && d != -1) || r.loop >= 0) return std::nullopt;
-        r.loop = (int)i;
-    }
-    if (std::find(src.begin(), src.end(), p.loops[r.loop].var) == src.end()) return std::nullopt;
-    const std::string &k = p.loops[r.loop].var;
-    const Add *add = u.value.as<Add>();
-    if (!add) return std::nullopt;
-    const Select *s = add->a.as<Select>() ? add->a.as<Select>() : add->b.as<Select>();
-    if (!s || ir::recurrence_callee(s->false_value) != u.name || !uses_only(s->condition, p, k)) return std::nullopt;
-    for (const ir::Ure &o : p.ures) {
-        if (!o.is_output) continue;
-        const Select *os = o.value.as<Select>();
-        if (!os || !uses_only(os->condition, p, k)) return std::nullopt;
-    }
-    return r;
-}
-
-/// The reduction accumulated the other way along its loop: its start and
-/// end conditions mirrored (k -> min + max - k), its self call reversed.
-void reverse_reduction(ir::UreProgram &p, const Reduction &r) {
-    const ir::Loop &l = p.loops[r.loop];
-    std::map<std::string, Expr> mirror{{l.var, Expr((int)(l.min + l.max())) - var(l.var)}};
-    std::vector<int64_t> back(r.distance.size());
-    for (size_t i = 0; i < back.size(); i++) back[i] = -r.distance[i];
-    ir::Ure &u = p.ures[p.ure_index(r.ure)];
-    const Add *add = u.value.as<Add>();
-    const bool first = add->a.as<Select>() != nullptr;
-    const Select *s = (first ? add->a : add->b).as<Select>();
-    Expr chain = Select::make(simplify_exact(substitute(mirror, s->condition)), s->true_value, call_at(p, u, back));
-    u.value = first ? Add::make(chain, add->b) : Add::make(add->a, chain);
-    for (ir::Ure &o : p.ures) {
-        if (!o.is_output) continue;
-        const Select *os = o.value.as<Select>();
-        o.value = Select::make(simplify_exact(substitute(mirror, os->condition)), os->true_value, os->false_value);
-    }
-}
-
-/// The program with the front passes run again on rewritten UREs.
-void reanalyze(ir::UreProgram &p) {
-    p.dependences.clear();
-    p.input_accesses.clear();
-    p.reference_nesting.clear();
-    p.reference_direction.clear();
-    run_front_passes(p);
 }
 
 std::string csv_quote(const std::string &s) {
@@ -463,13 +318,9 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
         for (size_t k = 0; k < options_of.size(); k++) {
             const Propagation &prop = options_of[k][at[k]];
             v.propagation.push_back(prop);
-            ir::Ure &u = v.program.ures[v.program.ure_index(prop.ure)];
             if (carriers[k]) {
-                if (prop.kind == Propagation::Kind::InPlace) u.value = carriers[k]->read;
-                else {
-                    std::vector<int64_t> d = on_loops(base, src, prop.direction);
-                    u.value = Select::make(chain_start(base, d), carriers[k]->read, call_at(base, u, d));
-                }
+                if (prop.kind == Propagation::Kind::InPlace) read_carrier_in_place(v.program, *carriers[k]);
+                else forward_carrier(v.program, *carriers[k], src, prop.direction);
             } else if (at[k] == 1) {
                 reverse_reduction(v.program, *reductions[k]);
             }
@@ -479,7 +330,8 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
         try {
             reanalyze(v.program);
             variants.push_back(std::move(v));
-        } catch (const CompileError &) {
+        } catch (const CompileError &e) {
+            if (e.refusal != Refusal::NoSequentialOrder && e.refusal != Refusal::ReadBeforeDefinition) throw;
             unordered++;
         }
         size_t k = options_of.size();
@@ -644,6 +496,7 @@ Exploration Explorer::run(std::ostream *progress) const {
             try {
                 check_well_defined(variant.program);
             } catch (const CompileError &e) {
+                if (e.refusal != Refusal::NotWellDefined) throw;
                 ill_defined[v] = e.what();
             }
             checkers[v] = std::make_unique<TransformChecker>(variant.program, src);
@@ -654,6 +507,7 @@ Exploration Explorer::run(std::ostream *progress) const {
         d.propagation = variant.propagation;
         if (!ill_defined[v].empty()) {
             d.well_defined = false;
+            d.refusal = Refusal::NotWellDefined;
             d.message = ill_defined[v];
             result.designs.push_back(std::move(d));
             continue;
@@ -673,6 +527,7 @@ Exploration Explorer::run(std::ostream *progress) const {
                 valid++;
             } catch (const CompileError &e) {
                 d.witness = "not lowered";
+                d.refusal = e.refusal;
                 d.message = e.what();
             }
         }
@@ -773,6 +628,7 @@ void write_exploration(const Exploration &e, const std::string &spec_name, const
         }
         *json << "}, \"verdict\": " << json_quote(d.well_defined ? to_string(d.verdict) : "not well defined")
               << ", \"witness\": " << json_quote(d.witness);
+        if (d.refusal) *json << ", \"refusal\": " << json_quote(to_string(*d.refusal));
         if (!d.valid()) *json << ", \"message\": " << json_quote(d.message);
         if (d.valid()) {
             const DesignMetrics &m = *d.metrics;

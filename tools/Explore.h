@@ -64,6 +64,7 @@ struct ExploredDesign {
     VerdictKind verdict = VerdictKind::Valid;
     bool well_defined = true;    ///< false: the generated UREs read an undefined value (message says which)
     std::string witness;         ///< the failing dependence, or the two colliding points
+    std::optional<Refusal> refusal;  ///< why a valid transform was not lowered, or why the UREs are not well defined
     std::string message;
     std::optional<DesignMetrics> metrics;  ///< valid designs
     double predicted = 0;        ///< CostModel::predict, valid designs

@@ -81,7 +81,7 @@ private:
         }
         bool zero = std::all_of(d.distance.begin(), d.distance.end(), [](int64_t v) { return v == 0; });
         if (zero && program.ure_index(callee) >= program.ure_index(ure.name)) {
-            compile_error("call ", call_text, " in the definition of ", ure.name, " reads ", callee,
+            refuse(Refusal::ReadBeforeDefinition, ure.name, "call ", call_text, " in the definition of ", ure.name, " reads ", callee,
                           " at the same point, but ", callee, " does not come before ", ure.name,
                           " in merge order; merge ", callee, " earlier, or read it at a nonzero distance");
         }

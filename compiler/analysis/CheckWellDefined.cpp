@@ -47,7 +47,7 @@ void check_well_defined(const ir::UreProgram &program) {
             for (size_t i = 0; i < reader.size(); i++) reader[i] += dep.distance[i];
             isl::set at_set = isl::manage(isl_set_from_point(bad.sample_point().release()));
             const bool inside = !domain.intersect(at_set).is_empty();
-            compile_error(program.name, " is not well defined: ", dep.consumer, " reads ", dep.call_text, " at ",
+            refuse(Refusal::NotWellDefined, dep.consumer, program.name, " is not well defined: ", dep.consumer, " reads ", dep.call_text, " at ",
                           point_text(program, reader), ", which reads ", dep.producer, " at ", point_text(program, at),
                           inside ? ", where " + dep.producer + " is undefined (a select there has no value)"
                                  : ", outside the domain (is there a base case?)",
@@ -78,7 +78,7 @@ void check_well_defined(const ir::UreProgram &program) {
             isl::map twice = isl_model::collisions(writes);
             if (!twice.is_empty()) {
                 auto [x, y] = isl_model::first_collision(twice);
-                compile_error(program.name, " is not well defined: output ", u->name, " is written twice, at ",
+                refuse(Refusal::NotWellDefined, u->name, program.name, " is not well defined: output ", u->name, " is written twice, at ",
                               point_text(program, x), " and at ", point_text(program, y),
                               ": restrict its select so that one point writes each element");
             }
@@ -109,13 +109,13 @@ void check_well_defined(const ir::UreProgram &program) {
                 std::vector<int64_t> element = isl_model::coordinates(never.sample_point());
                 std::ostringstream at;
                 for (size_t i = 0; i < element.size(); i++) at << (i ? ", " : "") << element[i];
-                compile_error(program.name, " is not well defined: element ", u->name, "(", at.str(),
+                refuse(Refusal::NotWellDefined, u->name, program.name, " is not well defined: element ", u->name, "(", at.str(),
                               ") of its box is never written (no point of the domain where ", u->name,
                               " is defined maps there): widen its select, or index it so that every element is written");
             }
         }
     } catch (const isl::exception &e) {
-        compile_error("internal error while checking that ", program.name, " is well defined with isl: ", e.what());
+        internal_error("while checking that ", program.name, " is well defined with isl: ", e.what());
     }
 }
 

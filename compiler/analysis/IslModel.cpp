@@ -24,7 +24,7 @@ using namespace Halide::Internal;
 namespace {
 /// A broken precondition of this file's API is a compiler bug, not a user error.
 void model_check(bool ok, const char *what) {
-    if (!ok) compile_error("internal error in the isl model: ", what);
+    if (!ok) internal_error("isl model: ", what);
 }
 }  // namespace
 

@@ -327,7 +327,7 @@ ReverseMap compute_reverse_map(const ir::UreProgram &program) {
     if (t.reverse.empty() && box_size(program) <= (int64_t(1) << 20)) {
         std::string witness = find_reverse_witness(program, result.source_of);
         if (!witness.empty()) {
-            compile_error("internal error: the ", result.how, " of the transform of ", program.name, " is wrong ",
+            internal_error("the ", result.how, " of the transform of ", program.name, " is wrong ",
                           witness, "; is the transform injective on the domain? (run --check)");
         }
     }

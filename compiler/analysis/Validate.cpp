@@ -171,7 +171,7 @@ TransformChecker::TransformChecker(const ir::UreProgram &program, std::vector<st
             m.exact.push_back(exact);
         }
     } catch (const isl::exception &e) {
-        compile_error("internal error while modelling ", program.name, " with isl: ", e.what());
+        internal_error("while modelling ", program.name, " with isl: ", e.what());
     }
 }
 
@@ -254,7 +254,7 @@ TransformCheck TransformChecker::check(const ir::SpaceTimeTransform &transform, 
             isl::map collide = isl_model::collisions(forward);
             if (isl_map_is_empty(collide.get()) != isl_bool_true) collision = isl_model::first_collision(collide);
         } catch (const isl::exception &e) {
-            compile_error("internal error while validating the space-time transform of ", program.name,
+            internal_error("while validating the space-time transform of ", program.name,
                           " with isl: ", e.what());
         }
         if (memo) (*memo)[transform.matrix] = collision;
@@ -327,7 +327,11 @@ TransformCheck check_transform(const ir::UreProgram &program) {
 
 std::vector<DependenceTiming> validate_transform(const ir::UreProgram &program) {
     TransformCheck checked = check_transform(program);
-    if (!checked.verdict.valid()) compile_error(checked.verdict.message);
+    if (!checked.verdict.valid()) {
+        const TransformVerdict &v = checked.verdict;
+        refuse(v.kind == VerdictKind::Shape ? Refusal::Misuse : Refusal::InvalidTransform,
+               v.dependence ? v.dependence->consumer : std::string(), v.message);
+    }
     return checked.timings;
 }
 

@@ -8,7 +8,7 @@
 #include "codegen/CmArguments.h"
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenReference.h"
-#include "codegen/LaneVarying.h"
+#include "ir/LaneVarying.h"
 #include "codegen/KernelPrinter.h"
 #include "ir/ExactSimplify.h"
 
@@ -41,7 +41,7 @@ std::string cm_type(Type t) {
     }
     std::ostringstream s;
     s << t;
-    compile_error("CM backend: element type ", s.str(), " has no CM equivalent");
+    internal_error("CM backend: element type ", s.str(), " left for the printer (check_cm_support refuses it)");
 }
 
 
@@ -56,6 +56,18 @@ Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
     return simplify_exact(index);
 }
 
+/// A CM operand as printed, with what the printer knows of its form.
+/// `converted_to` is the CM type T when the text is exactly one conversion
+/// T(...), set where that conversion is built, so a conversion to T that
+/// would wrap it again is left out without reading the text back. A mask
+/// and a vector<ushort, W> are the same CM type, hence one string for both.
+struct CmOperand {
+    std::string text;
+    std::string converted_to;  ///< empty unless `text` is exactly converted_to(...)
+
+    bool is_conversion_to(const std::string &type) const { return !converted_to.empty() && converted_to == type; }
+};
+
 /// Prints the kernel IR as the body of a CM kernel. Lane-varying values are
 /// vector<T, W> (lane l of the warp is lane l of the vector); the rest are
 /// scalars. Loads, lane exchanges and guarded stores become statements,
@@ -65,14 +77,8 @@ class CmPrinter : public KernelPrinter {
 public:
     CmPrinter(const kir::Kernel &k) : KernelPrinter(k), varying(k.body), W(cm_lanes(k)) {
         for (const kir::BufferArg &b : k.buffers) {
-            if (b.placement != kir::Placement::Global) {
-                compile_error("CM backend: ", b.name, " is placed in constant memory, which CM does not have: lower with ",
-                              "a CM target (lower_to_target with Target::cm_gen9(), which has no constant bank)");
-            }
-            if (b.type.bits() != 32) {
-                compile_error("CM backend: ", b.is_output ? "output " : "input ", b.name, " has ", b.type.bits(),
-                              "-bit elements; the dword scattered reads and writes the backend emits move 32-bit elements");
-            }
+            internal_assert(b.placement == kir::Placement::Global && b.type.bits() == 32, "CM backend: buffer ", b.name,
+                            " left for the printer (check_cm_support refuses it)");
         }
     }
 
@@ -131,26 +137,40 @@ private:
                 uniform_load(op, t);
                 return t;
             }
-            compile_error("CM backend: cannot print the call ", Expr(op));
+            internal_error("CM backend: cannot print the call ", Expr(op));
         };
         return print_c_expr(e, hooks);
     }
 
+    /// Text that is not one conversion.
+    static CmOperand plain(std::string text) { return {std::move(text), ""}; }
+    /// type(inner): exactly one conversion to `type`.
+    static CmOperand conversion(const std::string &type, const std::string &inner) {
+        return {type + "(" + inner + ")", type};
+    }
+
     /// `e` as a CM operand: a vector expression if it varies, else a scalar.
-    std::string vec(const Expr &e) {
-        if (!varying.varies(e)) return scalar(e);
+    CmOperand vec(const Expr &e) {
+        // A C expression: never a conversion to a vector type.
+        if (!varying.varies(e)) return plain(scalar(e));
         Type t = e.type();
         auto bin = [&](const Expr &a, const char *op, const Expr &b) {
-            std::string r = "(" + vec(a) + " " + op + " " + vec(b) + ")";
+            std::string r = "(" + vec(a).text + " " + op + " " + vec(b).text + ")";
             // C's promotions widen narrow integers; Halide's arithmetic wraps in the type.
-            if (t.bits() < 32 && !t.is_bool()) r = vtype(t) + r;
-            return r;
+            if (t.bits() < 32 && !t.is_bool()) return conversion(vtype(t), r);
+            return plain(r);
         };
-        if (const Variable *op = e.as<Variable>()) return c_name(op->name);
-        if (const Load *op = e.as<Load>()) return c_name(op->name) + ".row(" + std::to_string(kir::register_index(op->index, op->name)) + ")";
+        // Masks are vectors of 0 and 1, so logic is bitwise; kept as masks.
+        auto logic = [&](const Expr &a, const char *op, const Expr &b) {
+            return conversion(mask_type(), vec(a).text + " " + op + " " + vec(b).text);
+        };
+        if (const Variable *op = e.as<Variable>()) return plain(c_name(op->name));
+        if (const Load *op = e.as<Load>()) {
+            return plain(c_name(op->name) + ".row(" + std::to_string(kir::register_index(op->index, op->name)) + ")");
+        }
         if (const Cast *op = e.as<Cast>()) {
-            if (t.is_bool()) return "(" + vec(op->value) + " != 0)";
-            return vtype(t) + "(" + vec(op->value) + ")";
+            if (t.is_bool()) return plain("(" + vec(op->value).text + " != 0)");
+            return conversion(vtype(t), vec(op->value).text);
         }
         if (const Add *op = e.as<Add>()) return bin(op->a, "+", op->b);
         if (const Sub *op = e.as<Sub>()) return bin(op->a, "-", op->b);
@@ -160,7 +180,7 @@ private:
             return lanewise("pulse_vdiv", t, op->a, op->b);
         }
         if (const Mod *op = e.as<Mod>()) {
-            if (t.is_float()) compile_error("CM backend: floating-point % is not supported: ", e);
+            internal_assert(!t.is_float(), "CM backend: floating-point % left for the printer: ", e);
             return lanewise("pulse_vmod", t, op->a, op->b);
         }
         if (const Min *op = e.as<Min>()) return t.is_float() ? lanewise("pulse_vfmin", t, op->a, op->b) : min_max(t, "<", op->a, op->b);
@@ -171,79 +191,67 @@ private:
         if (const LE *op = e.as<LE>()) return bin(op->a, "<=", op->b);
         if (const GT *op = e.as<GT>()) return bin(op->a, ">", op->b);
         if (const GE *op = e.as<GE>()) return bin(op->a, ">=", op->b);
-        // Masks are vectors of 0 and 1, so logic is bitwise; kept as masks.
-        if (const And *op = e.as<And>()) return mask_type() + bin(op->a, "&", op->b);
-        if (const Or *op = e.as<Or>()) return mask_type() + bin(op->a, "|", op->b);
-        if (const Not *op = e.as<Not>()) return "(" + vec(op->a) + " == 0)";
+        if (const And *op = e.as<And>()) return logic(op->a, "&", op->b);
+        if (const Or *op = e.as<Or>()) return logic(op->a, "|", op->b);
+        if (const Not *op = e.as<Not>()) return plain("(" + vec(op->a).text + " == 0)");
         if (const Select *op = e.as<Select>()) {
-            std::string c = vec(op->condition), a = vec(op->true_value), b = vec(op->false_value);
+            CmOperand c = vec(op->condition), a = vec(op->true_value), b = vec(op->false_value);
             return vselect(t, c, a, b);
         }
         if (const Call *op = e.as<Call>()) {
             if (op->name == kir::intrinsic::load) {
                 std::string t = temp("ld");
                 gather(op, t);
-                return t;
+                return plain(t);
             }
             if (kir::is_lane_exchange(op)) {
                 std::string t = temp("x");
                 exchange(op, t);
-                return t;
+                return plain(t);
             }
             if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost)) return vec(op->args[0]);
             if (op->is_intrinsic(Call::abs)) {
                 const Type at = op->args[0].type();
                 if (at.is_uint()) return vec(op->args[0]);
-                if (at.is_float()) return "pulse_vfabs<" + cm_type(at) + ", " + w() + ">(" + as_vector(op->args[0]) + ")";
-                return "pulse_viabs<" + cm_type(t) + ", " + cm_type(at) + ", " + w() + ">(" + as_vector(op->args[0]) + ")";
+                if (at.is_float()) return plain("pulse_vfabs<" + cm_type(at) + ", " + w() + ">(" + as_vector(op->args[0]).text + ")");
+                return plain("pulse_viabs<" + cm_type(t) + ", " + cm_type(at) + ", " + w() + ">(" + as_vector(op->args[0]).text + ")");
             }
         }
-        compile_error("CM backend: cannot print ", e, " as an operation on lane vectors");
+        internal_error("CM backend: cannot print ", e, " as an operation on lane vectors");
     }
 
     std::string mask_type() const { return "vector<ushort, " + w() + ">"; }
 
     /// `e` as a vector<T, W> whether or not it varies.
-    std::string as_vector(const Expr &e) { return typed(vtype(e.type()), varying.varies(e) ? vec(e) : scalar(e)); }
-    std::string as_mask(const Expr &e) { return typed(mask_type(), vec(e)); }
-    /// `v` converted to `type`, unless it is already printed as one.
-    static std::string typed(const std::string &type, const std::string &v) {
-        if (v.rfind(type + "(", 0) == 0) {
-            // Already one conversion if its parenthesis closes at the end.
-            int depth = 0;
-            for (size_t i = type.size(); i < v.size(); i++) {
-                depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
-                if (depth == 0) {
-                    if (i + 1 == v.size()) return v;
-                    break;
-                }
-            }
-        }
-        return type + "(" + v + ")";
+    CmOperand as_vector(const Expr &e) { return typed(vtype(e.type()), vec(e)); }
+    CmOperand as_mask(const Expr &e) { return typed(mask_type(), vec(e)); }
+    /// `v` converted to `type`, unless it is printed as that conversion already.
+    static CmOperand typed(const std::string &type, const CmOperand &v) {
+        return v.is_conversion_to(type) ? v : conversion(type, v.text);
     }
 
-    std::string vselect(Type t, const std::string &c, const std::string &a, const std::string &b) {
-        return "pulse_vselect<" + cm_type(t) + ", " + w() + ">(" + c + ", " + a + ", " + b + ")";
+    CmOperand vselect(Type t, const CmOperand &c, const CmOperand &a, const CmOperand &b) {
+        return plain("pulse_vselect<" + cm_type(t) + ", " + w() + ">(" + c.text + ", " + a.text + ", " + b.text + ")");
     }
     /// fn<T, W>(a, b), a lane-wise helper of vector_helpers().
-    std::string lanewise(const char *fn, Type t, const Expr &a, const Expr &b) {
-        return std::string(fn) + "<" + cm_type(t) + ", " + w() + ">(" + as_vector(a) + ", " + as_vector(b) + ")";
+    CmOperand lanewise(const char *fn, Type t, const Expr &a, const Expr &b) {
+        return plain(std::string(fn) + "<" + cm_type(t) + ", " + w() + ">(" + as_vector(a).text + ", " + as_vector(b).text + ")");
     }
 
     /// Integer min (`op` "<") or max (">"), each operand printed once.
-    std::string min_max(Type t, const char *op, const Expr &a, const Expr &b) {
-        std::string x = vec(a), y = vec(b);
-        return vselect(t, "(" + x + " " + op + " " + y + ")", x, y);
+    CmOperand min_max(Type t, const char *op, const Expr &a, const Expr &b) {
+        CmOperand x = vec(a), y = vec(b);
+        return vselect(t, plain("(" + x.text + " " + op + " " + y.text + ")"), x, y);
     }
 
     /// An operand a region can be taken of: a variable, a register-array row
     /// or a temporary holding the value.
-    std::string region_source(const Expr &e) {
+    CmOperand region_source(const Expr &e) {
         if (e.as<Variable>() || e.as<Load>()) return vec(e);
         std::string t = temp("v");
-        std::string v = as_vector(e);
-        pending.push_back(vtype(e.type()) + " " + t + " = " + v + ";");
-        return t;
+        CmOperand v = as_vector(e);
+        pending.push_back(vtype(e.type()) + " " + t + " = " + v.text + ";");
+        return plain(t);
     }
 
     // ---- statements that values need first -----------------------------------
@@ -254,11 +262,12 @@ private:
     void gather(const Call *op, const std::string &dest) {
         kir::Access a = kir::access_of(op);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords)));
-        std::string guard = is_const_one(a.guard) ? "" : as_mask(a.guard);
+        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords))).text;
+        const bool guarded = !is_const_one(a.guard);
+        std::string guard = guarded ? as_mask(a.guard).text : "";
         std::ostringstream s;
         s << vtype(op->type) << " " << dest << ";\n{  // " << a.buffer << ": one element per lane\n";
-        if (guard.empty()) {
+        if (!guarded) {
             s << "    vector<uint, " << W << "> offset = " << offset << ";\n";
         } else {
             s << "    vector<uint, " << W << "> offset = " << kOutOfBounds << ";\n";
@@ -280,10 +289,11 @@ private:
         kir::Access a = kir::access_of(op);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
         std::string offset = scalar(element_offset(b, a.coords));
-        std::string guard = is_const_one(a.guard) ? "" : scalar(a.guard);
+        const bool guarded = !is_const_one(a.guard);
+        std::string guard = guarded ? scalar(a.guard) : "";
         std::ostringstream s;
         s << c_type(op->type) << " " << dest << ";\n{  // " << a.buffer << ": the same element on every lane\n";
-        if (guard.empty()) {
+        if (!guarded) {
             s << "    const int element = " << offset << ";\n";
         } else {
             s << "    const bool inside = " << guard << ";\n";
@@ -291,8 +301,8 @@ private:
         }
         s << "    vector<" << cm_type(op->type) << ", 4> oword;\n";
         s << "    read(surf_" << a.buffer << ", (element >> 2) << 4, oword);\n";
-        s << "    " << dest << " = " << (guard.empty() ? "" : "inside ? ") << "oword(element & 3)"
-          << (guard.empty() ? "" : " : (" + c_type(op->type) + ")0") << ";\n}";
+        s << "    " << dest << " = " << (guarded ? "inside ? " : "") << "oword(element & 3)"
+          << (guarded ? " : (" + c_type(op->type) + ")0" : "") << ";\n}";
         pending.push_back(s.str());
     }
 
@@ -303,11 +313,11 @@ private:
             // The nearest lane l - k*dp (k >= 0) whose condition holds, -1 if
             // none: each pass moves the sources found so far one hop of dp.
             const int64_t *dp = as_const_int(op->args[1]);
-            if (!dp || *dp == 0) compile_error("CM backend: chain_source with a step that is not a non-zero constant: ", Expr(op));
+            internal_assert(dp && *dp != 0, "CM backend: chain_source with a step that is not a non-zero constant: ", Expr(op));
             int64_t a = std::llabs(*dp);
             std::ostringstream s;
             s << "vector<int, " << W << "> " << dest << " = -1;\n";
-            s << dest << ".merge(lane, " << as_mask(op->args[0]) << ");\n";
+            s << dest << ".merge(lane, " << as_mask(op->args[0]).text << ");\n";
             if (a < W) {
                 int64_t m = W - a, hops = (W - 1 + a - 1) / a;
                 s << "for (int hop = 0; hop < " << hops << "; hop++) {  // nearest source lane, dp = " << *dp << "\n";
@@ -320,18 +330,21 @@ private:
             return;
         }
         Type t = op->type;
-        std::string src = region_source(op->args[0]);
+        std::string src = region_source(op->args[0]).text;
         if (n == kir::intrinsic::shfl_idx) {
             // A permutation of the lanes.
-            std::string index = varying.varies(op->args[1]) ? "vector<ushort, " + w() + ">(" + vec(op->args[1]) + ")" : "";
-            if (index.empty()) pending.push_back(vtype(t) + " " + dest + " = " + src + "(" + scalar(op->args[1]) + ");");
-            else pending.push_back(vtype(t) + " " + dest + " = " + src + ".iselect(" + index + ");");
+            if (varying.varies(op->args[1])) {
+                std::string index = conversion("vector<ushort, " + w() + ">", vec(op->args[1]).text).text;
+                pending.push_back(vtype(t) + " " + dest + " = " + src + ".iselect(" + index + ");");
+            } else {
+                pending.push_back(vtype(t) + " " + dest + " = " + src + "(" + scalar(op->args[1]) + ");");
+            }
             return;
         }
         // shfl_up: lane l takes lane l - d (its own where l < d); shfl_down:
         // lane l + d (its own past the last lane). A region copy each.
         const int64_t *d = as_const_int(op->args[1]);
-        if (!d || *d < 0) compile_error("CM backend: a shuffle by ", op->args[1], ", not a constant");
+        internal_assert(d && *d >= 0, "CM backend: a shuffle by ", op->args[1], ", not a constant");
         std::ostringstream s;
         s << vtype(t) << " " << dest << " = " << src << ";";
         if (*d > 0 && *d < W) {
@@ -371,7 +384,7 @@ private:
             flush(indent);
             return;
         }
-        std::string v = varying.varies(op->value) ? vec(op->value) : scalar(op->value);
+        std::string v = vec(op->value).text;
         flush(indent);
         out << pad(indent) << vtype(op->value.type()) << " " << name << " = " << v << ";\n";
     }
@@ -391,11 +404,13 @@ private:
         }
         // A guard that differs between lanes: every lane runs both branches'
         // values; the mask keeps the writes to the lanes the guard lets through.
-        std::string c = as_mask(op->condition);
+        std::string c = as_mask(op->condition).text;
         std::string m = temp("m");
         flush(indent);
-        std::string outer = masks.empty() ? "" : masks.back();
-        out << pad(indent) << mask_type() << " " << m << " = " << (outer.empty() ? c : typed(mask_type(), outer + " & " + c)) << ";\n";
+        // Under an enclosing varying guard, the lanes of both.
+        const bool nested = !masks.empty();
+        const std::string outer = nested ? masks.back() : "";
+        out << pad(indent) << mask_type() << " " << m << " = " << (nested ? conversion(mask_type(), outer + " & " + c).text : c) << ";\n";
         out << pad(indent) << "{  // the lanes of " << m << "\n";
         masks.push_back(m);
         stmt(op->then_case, indent + 1);
@@ -403,7 +418,8 @@ private:
         out << pad(indent) << "}\n";
         if (op->else_case.defined()) {
             std::string e = temp("m");
-            out << pad(indent) << mask_type() << " " << e << " = " << (outer.empty() ? "(" + m + " == 0)" : typed(mask_type(), outer + " & (" + m + " == 0)")) << ";\n";
+            out << pad(indent) << mask_type() << " " << e << " = "
+                << (nested ? conversion(mask_type(), outer + " & (" + m + " == 0)").text : "(" + m + " == 0)") << ";\n";
             out << pad(indent) << "{  // the lanes of " << e << "\n";
             masks.push_back(e);
             stmt(op->else_case, indent + 1);
@@ -430,7 +446,7 @@ private:
             out << pad(indent) << c_name(op->name) << "[" << i << "] = " << v << ";\n";
             return;
         }
-        std::string v = vec(op->value);
+        std::string v = vec(op->value).text;
         flush(indent);
         std::string row = c_name(op->name) + ".row(" + std::to_string(i) + ")";
         if (masks.empty()) out << pad(indent) << row << " = " << v << ";\n";
@@ -443,19 +459,24 @@ private:
     void buffer_store(const Call *c, int indent) override {
         kir::Access a = kir::access_of(c);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords)));
-        std::string value = as_vector(a.value);
-        std::string mask = masks.empty() ? "" : masks.back();
-        if (!is_const_one(a.guard)) mask = (mask.empty() ? "" : mask + " & ") + as_mask(a.guard);
+        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords))).text;
+        std::string value = as_vector(a.value).text;
+        // The lanes that write, where not all do: the enclosing guards' mask
+        // variable, this store's guard, or both.
+        const bool nested = !masks.empty(), guarded = !is_const_one(a.guard);
+        std::string mask = nested ? masks.back() : "";
+        if (guarded) {
+            std::string g = as_mask(a.guard).text;
+            mask = nested ? conversion(mask_type(), mask + " & " + g).text : g;
+        }
         flush(indent);
         std::string p = pad(indent);
         out << p << "{  // " << a.buffer << "\n";
-        if (mask.empty()) {
+        if (!nested && !guarded) {
             out << p << "    vector<uint, " << W << "> offset = " << offset << ";\n";
         } else {
             out << p << "    vector<uint, " << W << "> offset = " << kOutOfBounds << ";\n";
-            bool plain = !masks.empty() && mask == masks.back();  // a mask variable already
-            out << p << "    offset.merge(" << offset << ", " << (plain ? mask : typed(mask_type(), mask)) << ");\n";
+            out << p << "    offset.merge(" << offset << ", " << mask << ");\n";
         }
         out << p << "    " << vtype(a.value.type()) << " data = " << value << ";\n";
         for (int k = 0; k < W;) {
@@ -501,25 +522,9 @@ std::string vector_helpers() {
 }
 
 
-/// What the CM mapping has no form for, refused before anything is planned.
-void check_cm_mapping(const kir::Kernel &k) {
-    if (k.warps_per_array > 1) {
-        compile_error("CM backend: kernel ", k.name, " spreads its array over ", k.warps_per_array,
-                      " warps (gpu_threads on the space loop); a CM array runs on one hardware thread: drop gpu_threads, ",
-                      "and an array wider than 32 PEs runs several PEs per lane");
-    }
-    for (const kir::BufferArg &b : k.buffers) {
-        if (b.cache == kir::InputCache::Shared) {
-            compile_error("CM backend: input ", b.name, " is cached in shared memory (store_in(MemoryType::Shared)), which ",
-                          "the CM backend does not stage: cache it in registers or L1");
-        }
-    }
-}
-
 std::string print_kernel_file(const kir::Kernel &k, const CmTarget &target) {
-    check_cm_mapping(k);
-    CmRegisterPlan plan = plan_cm_registers(k, target);
-    if (plan.bytes > plan.available) compile_error(cm_register_error(k, plan, target));
+    // check_cm_support (a pass for CM targets) refused what CM cannot run.
+    const CmRegisterPlan plan = plan_cm_registers(k, target);
     const int W = cm_lanes(k);
     CmPrinter printer(k);
     std::string body = printer.body();

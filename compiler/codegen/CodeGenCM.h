@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/CmRegisters.h"
+#include "ir/CmRegisters.h"
 #include "codegen/GeneratedFile.h"
 #include "ir/KernelIR.h"
 #include "ir/Target.h"

@@ -8,6 +8,8 @@
 #include "codegen/CmArguments.h"
 #include "codegen/CodeGenC.h"
 
+extern const char *const pulse_cm_host_helpers_text;  // runtime/emitted/cm_host_helpers.h (EmbedFile.cmake)
+
 namespace pulse {
 
 using namespace Halide;
@@ -76,33 +78,7 @@ HostParts host_parts(const kir::Kernel &k) {
     return parts;
 }
 
-std::string host_helpers() {
-    return "template <typename T> T poison() {\n"
-           "    return std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : (T)0x7A7A7A7A;\n"
-           "}\n"
-           "static double random_nonzero(std::mt19937 &rng, bool real) {\n"
-           "    if (real) {\n"
-           "        double v = std::uniform_real_distribution<double>(0.1, 1.0)(rng);\n"
-           "        return rng() % 2 ? v : -v;\n"
-           "    }\n"
-           "    int v = std::uniform_int_distribution<int>(1, 9)(rng);\n"
-           "    return rng() % 2 ? v : -v;\n"
-           "}\n"
-           "// First element where `got` differs from `expected` (relative tolerance 1e-4\n"
-           "// for floating point: the kernel may contract a * b + c into one rounding).\n"
-           "template <typename T>\n"
-           "static bool compare(const char *what, const std::vector<T> &got, const std::vector<T> &expected) {\n"
-           "    for (size_t i = 0; i < got.size(); i++) {\n"
-           "        double g = (double)got[i], e = (double)expected[i];\n"
-           "        bool same = std::isnan(e) ? std::isnan(g) : std::fabs(g - e) <= 1e-4 * std::max(1.0, std::fabs(e));\n"
-           "        if (!same) {\n"
-           "            std::printf(\"FAIL: %s[%zu] = %.9g, expected %.9g\\n\", what, i, g, e);\n"
-           "            return false;\n"
-           "        }\n"
-           "    }\n"
-           "    return true;\n"
-           "}\n";
-}
+std::string host_helpers() { return pulse_cm_host_helpers_text; }
 
 /// `main` of a host program up to the kernel: its arguments (instances,
 /// seed) and the buffers' setup.

@@ -35,7 +35,7 @@ void KernelPrinter::print_if(const IfThenElse *op, const std::string &condition,
     out << pad(indent) << "}\n";
 }
 
-void KernelPrinter::barrier(int) { compile_error(backend(), " printer: the kernel has barriers, which this backend cannot print"); }
+void KernelPrinter::barrier(int) { internal_error(backend(), " printer: the kernel has barriers, which this backend cannot print"); }
 
 void KernelPrinter::stmt(const Stmt &s, int indent) {
     if (s.as<LetStmt>()) {
@@ -101,7 +101,7 @@ void KernelPrinter::stmt(const Stmt &s, int indent) {
         }
         if (is_const(op->value)) return;
     }
-    compile_error(backend(), " printer: cannot print the statement ", s);
+    internal_error(backend(), " printer: cannot print the statement ", s);
 }
 
 }  // namespace pulse

@@ -126,7 +126,7 @@ private:
         case ScalarShape::Float64:
             return [a, b, decide](EvalState &s) { return Scalar::of_bool(decide(a(s).as_double(), b(s).as_double())); };
         }
-        compile_error("internal error: unknown comparison");
+        internal_error("ExprCompiler: unknown comparison");
     }
 
     Closure call(const Call *op) {

@@ -563,6 +563,14 @@ private:
             }
             return from_int(Int(32), -1);
         }
+        if (n == kir::intrinsic::warp_all) {
+            require_full_array(op);
+            const int warp_base = l - l % warp_size;
+            for (int k = 0; k < warp_size; k++) {
+                if (!truth(eval(op->args[0], warp_base + k))) return from_int(Bool(), 0);
+            }
+            return from_int(Bool(), 1);
+        }
         if (n == kir::intrinsic::array_shift) {
             require_full_array(op);
             int64_t from = l - eval(op->args[1], l).i;

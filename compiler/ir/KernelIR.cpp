@@ -58,6 +58,8 @@ Expr array_shift(const Expr &value, int64_t dp) {
 
 Stmt barrier() { return Evaluate::make(Call::make(Int(32), intrinsic::barrier, {}, Call::Extern)); }
 
+Expr warp_all(const Expr &condition) { return Call::make(Bool(), intrinsic::warp_all, {condition}, Call::PureExtern); }
+
 Expr chain_source(const Expr &condition, int64_t dp) {
     return Call::make(Int(32), intrinsic::chain_source, {condition, make_const(Int(32), dp)}, Call::PureExtern);
 }
@@ -222,6 +224,97 @@ Stmt on_instances(const Stmt &s, const std::function<Stmt(const Stmt &)> &fn) {
         }
     } finder(fn);
     return finder.mutate(s);
+}
+
+NameGenerator::NameGenerator(const Kernel &kernel) {
+    for (const char *n : {lane_var, warp_index_var, array_warp_var}) reserve(n);
+    for (const BufferArg &b : kernel.buffers) {
+        reserve(b.name);
+        for (BufferField::Kind kind : {BufferField::Min, BufferField::Extent, BufferField::Stride}) {
+            for (int d = 0; d < b.dimensions; d++) reserve(BufferField{b.name, kind, d}.name());
+        }
+    }
+    for (const GridLoop &g : kernel.grid) reserve(g.var);
+    if (kernel.body.defined()) reserve(kernel.body);
+}
+
+std::string NameGenerator::spell(const std::string &base, const std::string &role) { return base + "." + role; }
+
+std::string NameGenerator::spell(const std::string &base, const std::string &role, int64_t index) {
+    return base + "." + role + std::to_string(index);
+}
+
+std::string NameGenerator::mint(const std::string &wanted) {
+    if (used.insert(wanted).second) return wanted;
+    int64_t &n = last_suffix[wanted];
+    std::string name;
+    do {
+        name = wanted + "$" + std::to_string(++n);
+    } while (!used.insert(name).second);
+    return name;
+}
+
+std::string NameGenerator::fresh(const std::string &base, const std::string &role) { return mint(spell(base, role)); }
+
+std::string NameGenerator::fresh(const std::string &base, const std::string &role, int64_t index) {
+    return mint(spell(base, role, index));
+}
+
+void NameGenerator::reserve(const std::string &name) { used.insert(name); }
+
+void NameGenerator::reserve(const Stmt &s) {
+    class Names : public IRVisitor {
+    public:
+        std::set<std::string> &names;
+        explicit Names(std::set<std::string> &n) : names(n) {}
+        using IRVisitor::visit;
+        // Chains of lets and blocks (an unrolled body nests thousands) are walked in a loop.
+        void visit(const LetStmt *op) override { walk(op); }
+        void visit(const Block *op) override { walk(op); }
+        void visit(const Let *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const For *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const Allocate *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const Variable *op) override { names.insert(op->name); }
+        void visit(const Load *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const Store *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const Call *op) override {
+            if (op->name == intrinsic::load || op->name == intrinsic::store) names.insert(access_of(op).buffer);
+            IRVisitor::visit(op);
+        }
+
+    private:
+        void walk(Stmt s) {
+            while (s.defined()) {
+                if (const LetStmt *let = s.as<LetStmt>()) {
+                    names.insert(let->name);
+                    let->value.accept(this);
+                    s = let->body;
+                } else if (const Block *block = s.as<Block>()) {
+                    block->first.accept(this);
+                    s = block->rest;
+                } else {
+                    s.accept(this);
+                    return;
+                }
+            }
+        }
+    } names(used);
+    s.accept(&names);
 }
 
 void on_large_stack(const std::function<void()> &action) {

@@ -36,7 +36,9 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,10 @@ constexpr const char *chain_source = "pulse.chain_source";
 constexpr const char *array_shift = "pulse.array_shift";
 /// (): every thread of the array waits until all have arrived (Evaluate).
 constexpr const char *barrier = "pulse.barrier";
+/// (cond): true if cond holds on every lane of the warp (a warp vote). Put
+/// by vote_uniform_tests around tests the same on every lane, where the vote
+/// tells the compiler the warp stays whole (VoteUniformTests.h).
+constexpr const char *warp_all = "pulse.warp_all";
 /// (buffer, guard, coords...): guard ? buffer(coords) : 0
 constexpr const char *load = "pulse.load";
 /// (buffer, guard, value, coords...): if guard, buffer(coords) = value
@@ -155,6 +161,8 @@ Halide::Expr lane_shift(const Halide::Expr &value, int64_t dp);
 Halide::Expr array_shift(const Halide::Expr &value, int64_t dp);
 /// A barrier over the array's threads.
 Halide::Internal::Stmt barrier();
+/// True if `condition` holds on every lane of the warp.
+Halide::Expr warp_all(const Halide::Expr &condition);
 Halide::Expr chain_source(const Halide::Expr &condition, int64_t dp);
 /// Element `coords` of `buffer`, or 0 where `guard` is false. Coordinates
 /// stay unflattened until printing: the placement decides the layout.
@@ -237,6 +245,54 @@ void print(std::ostream &out, const Kernel &kernel);
 /// `s` with the body of every array-instance marker replaced by fn(body).
 Halide::Internal::Stmt on_instances(const Halide::Internal::Stmt &s,
                                     const std::function<Halide::Internal::Stmt(const Halide::Internal::Stmt &)> &fn);
+
+// ---- fresh names ------------------------------------------------------------
+
+/// The one source of the names the kernel lowering and the kernel passes bind
+/// (lets, loops, register and shared arrays), in the style of Halide's
+/// unique_name: a name is spelled BASE.ROLE (or BASE.ROLE<index>) after what it
+/// holds (`Z.t3`, `Z.t3.own`, `x.reg0`, `A.t2.in_warp`), and keeps that spelling
+/// unless the name was minted before or is already used in the kernel; then it
+/// gets the first free BASE.ROLE$N (N = 1, 2, ...), as unique_name does. A
+/// lowering or pass holds one generator for its run, seeded with every name
+/// the kernel already has (the constructor from a Kernel), and mints each
+/// name it binds through it: no two minted names are equal, none equals a
+/// name the kernel held when the pass started, and every name minted from a
+/// base begins with `BASE.`.
+class NameGenerator {
+public:
+    NameGenerator() = default;
+    /// Seeded with every name `kernel` uses: those of its body (reserve(Stmt)),
+    /// its buffers and their run-time sizes, its grid loops, `lane`,
+    /// `warp.index` and `array.warp`.
+    explicit NameGenerator(const Kernel &kernel);
+
+    /// `base.role`, or, if that name is taken, the first free `base.role$N`;
+    /// taken from then on.
+    std::string fresh(const std::string &base, const std::string &role);
+    /// The same for `base.role<index>` (`x.reg3`, `Z.t12`).
+    std::string fresh(const std::string &base, const std::string &role, int64_t index);
+
+    /// Marks `name` as used: fresh never returns it.
+    void reserve(const std::string &name);
+    /// Marks every name `s` binds or reads as used: LetStmt, Let, For and
+    /// Allocate names, Variables, the arrays of Loads and Stores, and the
+    /// buffers of kir::load and kir::store.
+    void reserve(const Halide::Internal::Stmt &s);
+    /// Whether `name` was minted or reserved.
+    bool is_used(const std::string &name) const { return used.count(name) > 0; }
+
+    /// The natural spelling, `base.role` and `base.role<index>`, without
+    /// minting it: for the parts of a name (an unrolled copy's tag, a slot)
+    /// and for keys that are not bound in the kernel.
+    static std::string spell(const std::string &base, const std::string &role);
+    static std::string spell(const std::string &base, const std::string &role, int64_t index);
+
+private:
+    std::set<std::string> used;
+    std::map<std::string, int64_t> last_suffix;  ///< wanted name -> the last N tried
+    std::string mint(const std::string &wanted);
+};
 
 /// Runs `action` on a stack deep enough for kernel bodies of thousands of
 /// nested lets (every pass, printer and the executor recurse through them);

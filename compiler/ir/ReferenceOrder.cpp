@@ -70,7 +70,7 @@ void compute_reference_order(ir::UreProgram &p) {
             return;
         }
     }
-    compile_error("no sequential order computes the UREs of ", p.name, ": loop '", p.loops[first_conflict.loop].var,
+    refuse(Refusal::NoSequentialOrder, p.name, "no sequential order computes the UREs of ", p.name, ": loop '", p.loops[first_conflict.loop].var,
                   "' must run upwards for ", first_conflict.up->consumer, " <- ", first_conflict.up->call_text,
                   " and downwards for ", first_conflict.down->consumer, " <- ", first_conflict.down->call_text,
                   ", and no other nesting of the loops orders every dependence");

@@ -50,6 +50,9 @@ struct Target {
     /// its lanes, an eighth of a warp's, so CM loads each value where it is
     /// used.
     bool keeps_register_windows() const { return is_cuda(); }
+    /// A warp vote (CUDA's __all_sync) the compiler takes as a promise that
+    /// the warp stays whole inside the branch it guards (vote_uniform_tests).
+    bool has_warp_vote() const { return is_cuda(); }
 };
 
 }  // namespace pulse

@@ -10,24 +10,31 @@ using namespace Halide::Internal;
 
 namespace {
 
-constexpr const char *phase_name = "exchange.phase";
-
-std::string exchange_buffer(Type t) {
+std::string type_name(Type t) {
     std::ostringstream s;
-    s << "exchange." << t;
+    s << t;
     return s.str();
 }
 
 class LowerArrayShifts : public IRMutator {
 public:
-    explicit LowerArrayShifts(const kir::Kernel &k) : kernel(k) {}
+    LowerArrayShifts(const kir::Kernel &k, kir::NameGenerator &n)
+        : phase_name(n.fresh("exchange", "phase")), kernel(k), names(n) {}
 
     /// Element types moved across warps (a shared array each) and the most
     /// values of that type one barrier moves.
     std::map<std::string, std::pair<Type, int>> buffers;
+    /// The placeholder of each buffer's half size (BUFFER.half), until every group is known.
+    std::map<std::string, std::string> half_names;
+    /// The register that tells which half of the shared arrays this barrier's moves use.
+    const std::string phase_name;
 
     /// The size of half of `buffer`, a placeholder until every group is known.
-    static Expr half_size(const std::string &buffer) { return Variable::make(Int(32), buffer + ".half"); }
+    Expr half_size(const std::string &buffer) {
+        auto it = half_names.find(buffer);
+        if (it == half_names.end()) it = half_names.emplace(buffer, names.fresh(buffer, "half")).first;
+        return Variable::make(Int(32), it->second);
+    }
 
     using IRMutator::visit;
 
@@ -67,7 +74,7 @@ public:
                 continue;
             }
             const Type t = value.type();
-            const std::string buffer = exchange_buffer(t);
+            const std::string buffer = exchange_buffer(t);  // exchange.TYPE
             const int slot = used[buffer]++;
             auto &entry = buffers.emplace(buffer, std::make_pair(t, 0)).first->second;
             entry.second = std::max(entry.second, slot + 1);
@@ -76,7 +83,7 @@ public:
             // lanes whose source sits in the neighbouring warp of the array.
             Expr send = d > 0 ? lane >= kir::warp_size - d : lane < -d;
             Expr receive = d > 0 ? lane < d && warp > 0 : lane >= kir::warp_size + d && warp < kernel.warps_per_array - 1;
-            const std::string own_warp = let->name + ".in_warp";
+            const std::string own_warp = in_warp_name(let->name);
             in_warp.push_back({own_warp, kir::lane_shift(value, d)});
             publish.push_back(IfThenElse::make(send, Store::make(buffer, value, base + thread, Parameter(), const_true(), ModulusRemainder())));
             Expr from_shared = Load::make(t, buffer, base + thread - d, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
@@ -96,6 +103,24 @@ public:
 
 private:
     const kir::Kernel &kernel;
+    kir::NameGenerator &names;
+    std::map<std::string, std::string> buffer_of_type, in_warp_names;
+
+    /// The shared array of the values of type `t` moved across warps.
+    std::string exchange_buffer(Type t) {
+        const std::string tn = type_name(t);
+        auto it = buffer_of_type.find(tn);
+        if (it == buffer_of_type.end()) it = buffer_of_type.emplace(tn, names.fresh("exchange", tn)).first;
+        return it->second;
+    }
+
+    /// The let of the value a move takes within the warp: LET.in_warp, one name per
+    /// moved let (peel_loops and specialize_interior copy a let into several branches).
+    std::string in_warp_name(const std::string &let) {
+        auto it = in_warp_names.find(let);
+        if (it == in_warp_names.end()) it = in_warp_names.emplace(let, names.fresh(let, "in_warp")).first;
+        return it->second;
+    }
 };
 
 /// Bytes of the shared arrays `s` allocates.
@@ -120,22 +145,23 @@ int64_t shared_bytes(const Stmt &s) {
 
 void exchange_across_warps(kir::Kernel &kernel) {
     if (kernel.warps_per_array <= 1) return;
-    LowerArrayShifts lower(kernel);
+    kir::NameGenerator names(kernel);
+    LowerArrayShifts lower(kernel, names);
     Stmt body = lower.mutate(kernel.body);
     if (lower.buffers.empty()) return;
-    body = Block::make(kir::register_store(phase_name, make_zero(Int(32)), 0), body);
-    body = kir::allocate_registers(phase_name, Int(32), 1, body);
+    body = Block::make(kir::register_store(lower.phase_name, make_zero(Int(32)), 0), body);
+    body = kir::allocate_registers(lower.phase_name, Int(32), 1, body);
     // Two halves, each an element per thread for every value a barrier moves.
     std::map<std::string, Expr> sizes;
     int64_t bytes = shared_bytes(kernel.body);  // staged inputs (stage_in_shared)
     for (const auto &[name, entry] : lower.buffers) {
         const int half = entry.second * kernel.array_threads();
-        sizes[name + ".half"] = make_const(Int(32), half);
+        sizes[lower.half_names.at(name)] = make_const(Int(32), half);
         bytes += 2 * (int64_t)half * entry.first.bytes();
         body = Allocate::make(name, entry.first, Halide::MemoryType::GPUShared, {make_const(Int(32), 2 * half)}, const_true(), body);
     }
     if (bytes > kir::shared_bytes_per_block) {
-        compile_error("kernel ", kernel.name, ": the moves across the ", kernel.warps_per_array, " warps of its array need ", bytes,
+        refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the moves across the ", kernel.warps_per_array, " warps of its array need ", bytes,
                       " bytes of shared memory with the inputs staged there, more than the ", kir::shared_bytes_per_block,
                       " bytes of a block; move fewer values per step (fewer rows unrolled per instance) or stage fewer inputs");
     }

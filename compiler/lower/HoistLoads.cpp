@@ -14,6 +14,7 @@ namespace {
 }  // namespace
 
 void hoist_loads(kir::Kernel &kernel) {
+    kir::NameGenerator fresh_names(kernel);  // every name the kernel has: a hoisted load's let is new
     kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) {
         // Names the straight-line code binds: a load using one stays put.
         std::set<std::string> bound;
@@ -60,7 +61,7 @@ void hoist_loads(kir::Kernel &kernel) {
             auto it = hoisted.find(Expr(op));
             if (it == hoisted.end()) {
                 kir::Access a = kir::access_of(op);
-                std::string n = a.buffer + ".reg" + std::to_string(lets.size());
+                std::string n = fresh_names.fresh(a.buffer, "reg", (int64_t)lets.size());  // BUFFER.regN
                 it = hoisted.emplace(Expr(op), n).first;
                 lets.push_back({n, Expr(op)});
             }

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "exec/InputRegions.h"
 #include "ir/Affine.h"
@@ -162,6 +163,12 @@ public:
         check_stagings();
         plan_loops();
         check_staging_levels();
+        // Every name the lowering binds is minted by `names`, which knows the
+        // buffers, their run-time sizes, the lane and warp variables and the loops.
+        names = kir::NameGenerator(kernel);
+        for (const kir::GridLoop &g : plan.grid) names.reserve(g.var);
+        for (const SequentialLoop &l : plan.sequential) names.reserve(l.var);
+        for (const auto &definition : plan.definitions) names.reserve(definition.first);
         // The marker tells later passes where one array instance's straight-line code starts.
         Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, instance_body());
         // Per-thread serial loops, innermost built first.
@@ -178,7 +185,7 @@ public:
             Expr value = i + 1 < plan.grid.size() ? rest % extent : rest;
             decode.push_back({g.var, cast(Int(32), value + make_const(Int(64), g.min)), Stmt()});
             if (i + 1 < plan.grid.size()) {
-                std::string r = "warp.rest" + std::to_string(i);
+                std::string r = names.fresh("warp", "rest", (int64_t)i);
                 decode.push_back({r, rest / extent, Stmt()});
                 rest = Variable::make(Int(64), r);
             }
@@ -197,6 +204,7 @@ private:
     KernelOptions options;
     kir::Kernel kernel;
     LoopPlan plan;
+    kir::NameGenerator names;  ///< the names of the kernel's lets, loops and register arrays
 
     /// An array wider than a warp runs several PEs per lane (blocked, so a
     /// move of dp PEs crosses lanes only at the ends of a lane's block), or,
@@ -219,14 +227,14 @@ private:
                                 std::to_string(program.pe_min) + ", " + std::to_string(program.pe_min + program.pe_count - 1) + "])";
         if (threads) {
             if (groups > kir::max_warps_per_array) {
-                compile_error("kernel ", name, ": gpu_threads(", space, "): the array has ", pes, "; a block runs at most ",
+                refuse(Refusal::TooManyPes, "", "kernel ", name, ": gpu_threads(", space, "): the array has ", pes, "; a block runs at most ",
                               kir::max_warps_per_array * kir::warp_size, " (", kir::max_warps_per_array, " warps)",
                               fits_warp_hint(source, kir::max_warps_per_array * kir::warp_size));
             }
             kernel.warps_per_array = (int)groups;
         } else {
             if (groups > max_pes_per_lane) {
-                compile_error("kernel ", name, ": the array has ", pes, "; a warp runs at most ", max_pes_per_lane * kir::warp_size,
+                refuse(Refusal::TooManyPes, "", "kernel ", name, ": the array has ", pes, "; a warp runs at most ", max_pes_per_lane * kir::warp_size,
                               " (", max_pes_per_lane, " per lane)", fits_warp_hint(source, max_pes_per_lane * kir::warp_size),
                               "; or spread it over the warps of a block with gpu_threads(", space, ") (up to ",
                               kir::max_warps_per_array * kir::warp_size, " PEs)");
@@ -306,7 +314,7 @@ private:
                     indexed |= f ? f->coefficient[vi] != 0 : expr_uses_var(index, v.var);
                 }
                 if (!indexed) {
-                    compile_error("kernel ", name, ": output ", u->name, " is not indexed by loop '", v.var,
+                    refuse(Refusal::OutputNotPerInstance, u->name, "kernel ", name, ": output ", u->name, " is not indexed by loop '", v.var,
                                   "', which lies outside the array and takes its extent from the outputs at run time; ",
                                   u->name, " would be written or not depending on the other outputs' extents. Index ",
                                   u->name, " by '", v.var, "' (one value per instance), or bring '", v.var,
@@ -345,7 +353,7 @@ private:
             }
         }
         if (!best.defined()) {
-            compile_error("kernel ", name, ": the extent of loop '", v.var, "' (outside the array) is a run-time size, taken from ",
+            refuse(Refusal::OutputNotPerInstance, v.var, "kernel ", name, ": the extent of loop '", v.var, "' (outside the array) is a run-time size, taken from ",
                           "an output index of the form a*", v.var, " + ..., a > 0; no output is indexed so: index an output ",
                           "by '", v.var, "'");
         }
@@ -441,12 +449,17 @@ private:
     };
 
     /// The SSA name of `var` at step `position` (of the straight-line block
-    /// being built) in one unrolled copy, on one slot of the lane.
-    std::string ssa(const std::string &var, const Copy &copy, int64_t position, int64_t slot) const {
-        std::string s = var + copy.tag;
-        if (kernel.pes_per_lane > 1) s += ".v" + std::to_string(slot);
-        return s + ".t" + std::to_string(position);
+    /// being built) in one unrolled copy, on one slot of the lane: VAR.TAG.vSLOT.tPOSITION,
+    /// minted on its first use.
+    std::string ssa(const std::string &var, const Copy &copy, int64_t position, int64_t slot) {
+        const auto key = std::make_tuple(var, copy.index, position, slot);
+        auto it = ssa_names.find(key);
+        if (it != ssa_names.end()) return it->second;
+        std::string base = var + copy.tag;
+        if (kernel.pes_per_lane > 1) base = kir::NameGenerator::spell(base, "v", slot);
+        return ssa_names.emplace(key, names.fresh(base, "t", position)).first->second;
     }
+    std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::string> ssa_names;  ///< (var, copy, position, slot) -> name
 
     // ---- a rolled time loop -------------------------------------------------
     // Beyond options.max_unrolled_steps the time loop runs as a serial loop
@@ -460,9 +473,14 @@ private:
     /// carried registers (or are zero where nothing is carried: before the first step).
     int64_t boundary = 0;
     bool carried = false;
-    std::set<std::string> shuffle_names;  ///< the lets of lane shuffles made so far
+    std::map<std::string, std::string> carry_names;  ///< variable -> its carried register array
 
-    std::string carry_name(const std::string &var) const { return var + ".carry"; }
+    /// The register array that carries `var`'s values across blocks: VAR.carry.
+    std::string carry_name(const std::string &var) {
+        auto it = carry_names.find(var);
+        if (it == carry_names.end()) it = carry_names.emplace(var, names.fresh(var, "carry")).first;
+        return it->second;
+    }
 
     int64_t carry_index(const std::string &var, const Copy &copy, int64_t slot, int64_t lag) const {
         int64_t h = program.variable(var).history;
@@ -470,7 +488,7 @@ private:
     }
 
     /// The value of `var` at `position` on `slot` of this lane.
-    Expr value_at(const std::string &var, const Copy &copy, int64_t position, int64_t slot, std::string *key) const {
+    Expr value_at(const std::string &var, const Copy &copy, int64_t position, int64_t slot, std::string *key) {
         const sys::Variable &v = program.variable(var);
         if (position >= boundary) {
             *key = ssa(var, copy, position, slot);
@@ -481,8 +499,10 @@ private:
             *key = "";
             return make_zero(v.type);  // before the first step: never read where it matters (validator)
         }
-        *key = carry_name(var) + copy.tag + (kernel.pes_per_lane > 1 ? ".v" + std::to_string(slot) : std::string()) + ".lag" +
-               std::to_string(lag);
+        // A key for the shuffles of this value (bound only as their base).
+        *key = carry_name(var) + copy.tag;
+        if (kernel.pes_per_lane > 1) *key = kir::NameGenerator::spell(*key, "v", slot);
+        *key = kir::NameGenerator::spell(*key, "lag", lag);
         return Load::make(v.type, carry_name(var), make_const(Int(32), carry_index(var, copy, slot, lag)), Buffer<>(), Parameter(),
                           const_true(), ModulusRemainder());
     }
@@ -538,7 +558,7 @@ private:
             for (const Copy &c : copies) {
                 for (int64_t k = 0; k < *n; k++) {
                     Copy d = c;
-                    d.tag += "." + l.var + std::to_string(k);
+                    d.tag = kir::NameGenerator::spell(d.tag, l.var, k);
                     d.values[l.var] = make_const(Int(32), l.min + k);
                     next.push_back(d);
                 }
@@ -551,7 +571,7 @@ private:
         if (program.steps() * per_step > options.max_unrolled_steps) period = time_period();
         const int64_t unrolled = period ? period * per_step : program.steps() * per_step;
         if (unrolled > kernel_unroll_limit) {
-            compile_error("kernel ", name, ": the array runs ", period ? period : program.steps(), period ? " steps per block of its rolled time loop" : " steps",
+            refuse(Refusal::TooManySteps, "", "kernel ", name, ": the array runs ", period ? period : program.steps(), period ? " steps per block of its rolled time loop" : " steps",
                           copies.size() > 1 ? " times " : "",
                           copies.size() > 1 ? std::to_string(copies.size()) + " unrolled iterations" : std::string(),
                           kernel.pes_per_lane > 1 ? " on " + std::to_string(kernel.pes_per_lane) + " PEs per lane" : std::string(),
@@ -571,7 +591,7 @@ private:
             return build(items);
         }
         // Rolled: blocks of `period` steps in a serial loop, then the steps left.
-        block_var = program.time_var + ".block";
+        block_var = names.fresh(program.time_var, "block");
         const int64_t blocks = program.steps() / period;
         Expr block = Variable::make(Int(32), block_var);
         carried = true;
@@ -615,19 +635,25 @@ private:
         const int64_t slots = kernel.pes_per_lane;
         Expr lane = Variable::make(Int(32), kir::lane_var);
         std::vector<std::map<std::string, Expr>> at(slots, copy.values);
-        std::vector<std::string> active_name(slots);
-        std::vector<Expr> active_var(slots);
+        std::vector<std::string> active_name(slots);  // minted where first used
         std::vector<bool> active_used(slots, false);
-        std::vector<Item> actives;
+        std::vector<Expr> active_value(slots);
         for (int64_t j = 0; j < slots; j++) {
             at[j][program.time_var] = t;
             at[j][program.space_var] = pe_of_slot(j);
-            active_name[j] = "active" + copy.tag + (slots > 1 ? ".v" + std::to_string(j) : std::string()) + ".t" +
-                             std::to_string(position);
-            active_var[j] = Variable::make(Bool(), active_name[j]);
             Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
-            actives.push_back({active_name[j], simplify_exact(on_array && substitute(at[j], program.has_preimage)), Stmt()});
+            active_value[j] = simplify_exact(on_array && substitute(at[j], program.has_preimage));
         }
+        // Whether slot j's PE runs this step: the let activeTAG.vSLOT.tPOSITION.
+        auto active = [&](int64_t j) {
+            if (!active_used[j]) {
+                std::string base = "active" + copy.tag;
+                if (slots > 1) base = kir::NameGenerator::spell(base, "v", j);
+                active_name[j] = names.fresh(base, "t", position);
+                active_used[j] = true;
+            }
+            return Variable::make(Bool(), active_name[j]);
+        };
         std::vector<Item> step;
         std::map<std::string, std::string> shuffled;  // a value moved by lanes -> its let in this step
 
@@ -643,14 +669,15 @@ private:
             Expr value = value_at(var, copy, when, source_slot, &key);
             if (lanes_up == 0 || key.empty()) return value;
             if (std::abs(lanes_up) >= kir::warp_size) {
-                compile_error("kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
+                refuse(Refusal::TapBeyondWarp, var, "kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
             }
-            const std::string moved = key + (lanes_up < 0 ? ".up" : ".down") + std::to_string(std::abs(lanes_up));
+            const char *direction = lanes_up < 0 ? "up" : "down";
+            const std::string moved = kir::NameGenerator::spell(key, direction, std::abs(lanes_up));
             auto it = shuffled.find(moved);
             if (it == shuffled.end()) {
                 // Steps read one value at several distances in time: the let of
-                // a later step is still inside an earlier one's and needs its own name.
-                std::string n = shuffle_names.insert(moved).second ? moved : moved + ".at" + std::to_string(position);
+                // a later step is still inside an earlier one's, and `names` gives it its own name.
+                std::string n = names.fresh(key, direction, std::abs(lanes_up));
                 step.push_back({n, shift(value, -lanes_up), Stmt()});
                 it = shuffled.emplace(moved, n).first;
             }
@@ -681,8 +708,7 @@ private:
                     std::vector<Expr> coords;
                     for (const Expr &i : st.output_index) coords.push_back(simplify_exact(substitute(at[j], i)));
                     const kir::BufferArg &out = buffer(st.ure);
-                    Expr cond = simplify_exact(active_var[j] && defined);
-                    active_used[j] = true;
+                    Expr cond = simplify_exact(active(j) && defined);
                     step.push_back({"", Expr(), IfThenElse::make(cond, kir::store(st.ure, kir::in_bounds(out, coords), stored, coords))});
                     continue;
                 }
@@ -706,7 +732,7 @@ private:
                     // A same-step read of another variable along the PEs: that
                     // variable is final already (every slot of it is).
                     for (const sys::Tap &tap : chains) {
-                        if (tap.var == st.ure) compile_error("kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
+                        if (tap.var == st.ure) refuse(Refusal::SeveralSameStepChains, st.ure, "kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
                         value = replace_tap(value, tap, neighbour(tap.var, position, tap.dp, j));
                     }
                     result = lower_loads(resolve_earlier(value, j));
@@ -719,7 +745,7 @@ private:
                         // (a broadcast): each PE computes it in place.
                         result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j));
                     } else if (slots > 1 || kernel.warps_per_array > 1) {
-                        compile_error("kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
+                        refuse(Refusal::SameStepChain, st.ure, "kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
                                       "between them, and the array (", program.pe_count, " PEs) is wider than a warp; such chains ",
                                       "run on one warp with one PE per lane only: shrink the space loops (set_bounds) to at most ",
                                       kir::warp_size, " PEs");
@@ -728,11 +754,10 @@ private:
                         // l - k*dp; the validator guarantees the lanes between
                         // are active copies.
                         Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type)), j));
-                        std::string own_n = own_name + ".own", from_n = own_name + ".from";
+                        std::string own_n = names.fresh(own_name, "own"), from_n = names.fresh(own_name, "from");
                         step.push_back({own_n, own, Stmt()});
-                        active_used[j] = true;
                         Expr copies_here = substitute(at[j], *copies_where);  // planned over a symbolic PE
-                        step.push_back({from_n, kir::chain_source(simplify_exact(active_var[j] && !copies_here), tap.dp), Stmt()});
+                        step.push_back({from_n, kir::chain_source(simplify_exact(active(j) && !copies_here), tap.dp), Stmt()});
                         Expr from = Variable::make(Int(32), from_n);
                         result = kir::shuffle(kir::intrinsic::shfl_idx, Variable::make(st.type, own_n), select(from < 0, lane, from));
                     } else {
@@ -740,27 +765,24 @@ private:
                         // until the longest chain of the array is covered.
                         int64_t rounds = (program.pe_count - 1) / std::abs(tap.dp) + 1;
                         Expr body = lower_loads(resolve_earlier(value, j));
-                        std::string prev = own_name + ".round0";
+                        std::string prev = names.fresh(own_name, "round", 0);
                         step.push_back({prev, make_zero(st.type), Stmt()});
                         for (int64_t r = 1; r <= rounds; r++) {
-                            std::string heard = own_name + ".heard" + std::to_string(r);
+                            std::string heard = names.fresh(own_name, "heard", r);
                             step.push_back({heard, shift(Variable::make(st.type, prev), tap.dp), Stmt()});
-                            std::string next = own_name + ".round" + std::to_string(r);
+                            std::string next = names.fresh(own_name, "round", r);
                             step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
                             prev = next;
                         }
                         result = Variable::make(st.type, prev);
                     }
                 }
-                if (program.check_time) {
-                    active_used[j] = true;
-                    result = select(active_var[j], result, make_zero(st.type));
-                }
+                if (program.check_time) result = select(active(j), result, make_zero(st.type));
                 step.push_back({own_name, result, Stmt()});
             }
         }
         for (int64_t j = 0; j < slots; j++) {
-            if (active_used[j]) items.push_back(actives[j]);
+            if (active_used[j]) items.push_back({active_name[j], active_value[j], Stmt()});
         }
         items.insert(items.end(), step.begin(), step.end());
     }

@@ -89,7 +89,7 @@ void inline_same_step_reads(sys::SystolicProgram &p) {
             }));
             if (!changed) break;
             if (round > p.statements.size()) {
-                compile_error(p.source.name, ": the same-step reads of ", reader.ure, " form a cycle through other variables ",
+                refuse(Refusal::SameStepCycle, reader.ure, p.source.name, ": the same-step reads of ", reader.ure, " form a cycle through other variables ",
                               "(each reads the next at the same step): no order of the step computes them");
             }
         }

@@ -8,6 +8,7 @@
 #include "analysis/CheckWellDefined.h"
 #include "ir/ExactSimplify.h"
 #include "ir/ReferenceOrder.h"
+#include "lower/CheckCmSupport.h"
 #include "lower/ExchangeAcrossWarps.h"
 #include "lower/HoistLoads.h"
 #include "lower/LowerToSystolic.h"
@@ -17,6 +18,7 @@
 #include "lower/SlideWindows.h"
 #include "lower/SpecializeInterior.h"
 #include "lower/StageInShared.h"
+#include "lower/VoteUniformTests.h"
 
 namespace pulse {
 
@@ -25,23 +27,35 @@ namespace {
 bool always(const Target &) { return true; }
 bool has_constant_bank(const Target &t) { return t.has_constant_bank(); }
 bool keeps_register_windows(const Target &t) { return t.keeps_register_windows(); }
+bool has_warp_vote(const Target &t) { return t.has_warp_vote(); }
+bool is_cm(const Target &t) { return t.is_cm(); }
 
 struct KernelPass {
     const char *name;
-    void (*run)(kir::Kernel &);
+    void (*run)(kir::Kernel &, const Target &);
     bool (*applies)(const Target &);
 };
 
+/// A pass that does not read the target, in the table.
+template <void (*pass)(kir::Kernel &)>
+void any_target(kir::Kernel &kernel, const Target &) {
+    pass(kernel);
+}
+
+void check_cm_support_pass(kir::Kernel &kernel, const Target &target) { check_cm_support(kernel, target.cm); }
+
 /// The kernel passes, in order.
 const KernelPass kernel_passes[] = {
-    {"place_uniform_inputs", place_uniform_inputs, has_constant_bank},
-    {"hoist_loads", hoist_loads, keeps_register_windows},
-    {"slide_windows", slide_windows, keeps_register_windows},
-    {"prefetch_loads", prefetch_loads, keeps_register_windows},
-    {"peel_loops", peel_loops, always},
-    {"stage_in_shared", stage_in_shared, always},
-    {"specialize_interior", specialize_interior, always},
-    {"exchange_across_warps", exchange_across_warps, always},
+    {"place_uniform_inputs", any_target<place_uniform_inputs>, has_constant_bank},
+    {"hoist_loads", any_target<hoist_loads>, keeps_register_windows},
+    {"slide_windows", any_target<slide_windows>, keeps_register_windows},
+    {"prefetch_loads", any_target<prefetch_loads>, keeps_register_windows},
+    {"peel_loops", any_target<peel_loops>, always},
+    {"stage_in_shared", any_target<stage_in_shared>, always},
+    {"specialize_interior", any_target<specialize_interior>, always},
+    {"exchange_across_warps", any_target<exchange_across_warps>, always},
+    {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},
+    {"check_cm_support", check_cm_support_pass, is_cm},
 };
 
 /// Runs `body` as the pass `name`: timed, and followed by `print` (the IR
@@ -95,7 +109,7 @@ void optimize_kernel(kir::Kernel &kernel, const Target &target, const PassTrace 
         for (const KernelPass &pass : kernel_passes) {
             if (!pass.applies(target)) continue;
             run_pass(pass.name, trace, [&] {
-                pass.run(kernel);
+                pass.run(kernel, target);
                 kernel.body = simplify_exact(kernel.body);
             }, [&] { print_kernel_after(trace, pass.name, kernel); });
         }

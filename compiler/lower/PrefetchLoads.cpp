@@ -24,7 +24,7 @@ std::string type_name(Type t) {
 
 class Prefetch : public IRMutator {
 public:
-    explicit Prefetch(const kir::Kernel &k) : kernel(k) {}
+    explicit Prefetch(const kir::Kernel &k) : kernel(k), names(k) {}
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
@@ -53,8 +53,9 @@ public:
             if (c && c->name == kir::intrinsic::load && expr_uses_var(let->value, op->name) && !reads_chain(let->value) &&
                 kernel.buffer(kir::access_of(c).buffer).placement != kir::Placement::Constant) {
                 std::string tn = type_name(c->type);
-                std::string array = "prefetch." + std::to_string(counter) + "." + tn;
-                array_of_type[tn] = array;
+                // One array per type: prefetch.N.TYPE.
+                if (!array_of_type.count(tn)) array_of_type[tn] = names.fresh(kir::NameGenerator::spell("prefetch", std::to_string(counter)), tn);
+                const std::string array = array_of_type[tn];
                 array_type[array] = c->type;
                 index_of[let->name] = loads.size();
                 loads.push_back({let->name, let->value, count[array]++});
@@ -85,6 +86,7 @@ public:
 
 private:
     const kir::Kernel &kernel;
+    kir::NameGenerator names;
     int counter = 0;
 
     /// The let chain of `s` with the loads read from registers, and `issue`

@@ -27,7 +27,7 @@ bool same_coords(const std::vector<Expr> &a, const std::vector<Expr> &b) {
 
 class Slide : public IRMutator {
 public:
-    explicit Slide(const kir::Kernel &k) : kernel(k) {}
+    explicit Slide(const kir::Kernel &k) : kernel(k), names(k) {}
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
@@ -67,9 +67,14 @@ public:
         std::map<std::string, Type> array_type;
         std::map<std::string, std::string> array_of;  // A -> its array
         std::map<std::string, int> count;
+        std::map<std::string, std::string> array_of_type;  // type name -> its array: window.N.TYPE
         for (const auto &[a, b] : source) {
             Type t = load_of[a]->type;
-            std::string array = "window." + std::to_string(counter) + "." + type_name(t);
+            auto known = array_of_type.find(type_name(t));
+            if (known == array_of_type.end()) {
+                known = array_of_type.emplace(type_name(t), names.fresh(kir::NameGenerator::spell("window", std::to_string(counter)), type_name(t))).first;
+            }
+            const std::string array = known->second;
             array_type[array] = t;
             array_of[a] = array;
             slot[a] = count[array]++;
@@ -115,6 +120,7 @@ public:
 
 private:
     const kir::Kernel &kernel;
+    kir::NameGenerator names;
     int counter = 0;
 
     static std::string type_name(Type t) {

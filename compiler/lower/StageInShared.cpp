@@ -68,8 +68,10 @@ private:
     Scope<> bound;
 };
 
-/// `body` with its reads of `b` from a staged copy; `elements` the copy's size.
-Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body, int64_t *elements_out) {
+/// `body` with its reads of `b` from a staged copy `tile`, filled by the loop
+/// `pass`; `elements` the copy's size.
+Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, const std::string &pass, const Stmt &body,
+           int64_t *elements_out) {
     LoadBox loads(kernel, b.name);
     body.accept(&loads);
     if (!loads.found) return body;
@@ -93,13 +95,11 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body,
         elements *= *constant;
     }
     *elements_out = std::max(*elements_out, elements);
-    const std::string tile = b.name + ".shared";
     const int threads = kernel.array_threads();
     Expr thread = kir::array_thread(kernel);
     // The copy: element e of the box (dimension 0 fastest) by thread e % threads.
     // (The element index is written out, not a let, so specialize_interior
     // can bound the copy's coordinates.)
-    const std::string pass = tile + ".pass";
     Expr e = Variable::make(Int(32), pass) * threads + thread;
     std::vector<Expr> coords;
     Expr rest = e;
@@ -134,19 +134,22 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &body,
 void stage_in_shared(kir::Kernel &kernel) {
     int64_t bytes = 0;  // of the copies of one array
     std::string staged;
+    kir::NameGenerator names(kernel);
     for (const kir::BufferArg &b : kernel.buffers) {
         if (b.is_output || b.cache != kir::InputCache::Shared) continue;
+        // The copy BUFFER.shared (one for every instance) and its loop BUFFER.shared.pass.
+        const std::string tile = names.fresh(b.name, "shared"), pass = names.fresh(tile, "pass");
         int64_t elements = 0;
-        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, body, &elements); });
+        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, tile, pass, body, &elements); });
         if (elements == 0) continue;
-        kernel.body = Allocate::make(b.name + ".shared", b.type, Halide::MemoryType::GPUShared, {make_const(Int(32), elements)},
+        kernel.body = Allocate::make(tile, b.type, Halide::MemoryType::GPUShared, {make_const(Int(32), elements)},
                                      const_true(), kernel.body);
         bytes += elements * b.type.bytes();
         staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(elements * b.type.bytes()) + " bytes)";
     }
     const int64_t budget = kir::shared_bytes_per_block / kernel.arrays_per_block();
     if (bytes > budget) {
-        compile_error("kernel ", kernel.name, ": the inputs cached in shared memory need ", staged, " per array instance, ",
+        refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged, " per array instance, ",
                       kernel.arrays_per_block(), " arrays per block: more than the ", kir::shared_bytes_per_block,
                       " bytes of a block; cache an input in registers or L1, or read a smaller box per instance (fewer rows ",
                       "per block, a narrower array)");

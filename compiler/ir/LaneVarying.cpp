@@ -1,4 +1,4 @@
-#include "codegen/LaneVarying.h"
+#include "ir/LaneVarying.h"
 
 namespace pulse {
 
@@ -29,6 +29,8 @@ bool LaneVarying::varies(const Expr &e) const {
         void visit(const Call *op) override {
             if (op->name == kir::intrinsic::chain_source) {
                 found = true;  // a lane index
+            } else if (op->name == kir::intrinsic::warp_all) {
+                // a vote: the same on every lane
             } else if (op->name == kir::intrinsic::shfl_up || op->name == kir::intrinsic::shfl_down ||
                        op->name == kir::intrinsic::shfl_idx) {
                 op->args[0].accept(this);  // a value the same on every lane stays so, wherever it is read

@@ -2,8 +2,8 @@
 // (CodeGenCM.h). A CM thread keeps its vectors in the general register file
 // (GRF); a kernel that needs more spills to memory, which defeats a systolic
 // design, so the backend rejects it with what is live at the peak.
-#ifndef PULSE_CODEGEN_CM_REGISTERS_H
-#define PULSE_CODEGEN_CM_REGISTERS_H
+#ifndef PULSE_IR_CM_REGISTERS_H
+#define PULSE_IR_CM_REGISTERS_H
 
 #include <string>
 #include <vector>

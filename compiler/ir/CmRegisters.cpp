@@ -1,10 +1,10 @@
-#include "codegen/CmRegisters.h"
+#include "ir/CmRegisters.h"
 
 #include <algorithm>
 #include <map>
 #include <sstream>
 
-#include "codegen/LaneVarying.h"
+#include "ir/LaneVarying.h"
 
 namespace pulse {
 

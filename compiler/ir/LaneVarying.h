@@ -1,8 +1,8 @@
 // Which values of a kernel body (KernelIR.h) differ between the lanes of a
 // warp. A printer for a SIMD target (CodeGenCM.h) keeps those in vectors and
 // the rest, the same on every lane, in scalars.
-#ifndef PULSE_CODEGEN_LANE_VARYING_H
-#define PULSE_CODEGEN_LANE_VARYING_H
+#ifndef PULSE_IR_LANE_VARYING_H
+#define PULSE_IR_LANE_VARYING_H
 
 #include <set>
 #include <string>

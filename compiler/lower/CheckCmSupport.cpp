@@ -1,0 +1,97 @@
+#include "lower/CheckCmSupport.h"
+
+#include <sstream>
+
+#include "ir/CmRegisters.h"
+
+namespace pulse {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+/// CM has char, short, int and long long (signed and unsigned), float and
+/// double; masks are vectors of ushort.
+bool has_cm_type(Type t) {
+    if (t.is_bool()) return true;
+    if (t.is_float()) return t.bits() == 32 || t.bits() == 64;
+    return (t.is_int() || t.is_uint()) && (t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64);
+}
+
+std::string type_text(Type t) {
+    std::ostringstream s;
+    s << t;
+    return s.str();
+}
+
+/// The first value of the body CM cannot print: a type with no CM
+/// equivalent, or a floating-point %.
+class FindUnsupported : public IRVisitor {
+public:
+    explicit FindUnsupported(const std::string &kernel) : kernel(kernel) {}
+    using IRVisitor::visit;
+
+private:
+    const std::string &kernel;
+
+    void check(const Expr &e) {
+        if (!has_cm_type(e.type())) {
+            refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", kernel, ": element type ", type_text(e.type()),
+                   " (in ", e, ") has no CM equivalent; use 8-, 16-, 32- or 64-bit integers, float or double");
+        }
+    }
+    void visit(const LetStmt *op) override {
+        check(op->value);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        check(op->value);
+        IRVisitor::visit(op);
+    }
+    void visit(const Cast *op) override {
+        check(op);
+        IRVisitor::visit(op);
+    }
+    void visit(const Mod *op) override {
+        if (op->type.is_float()) {
+            refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", kernel, ": floating-point % is not supported: ",
+                   Expr(op), "; compute it as a - b * floor(a / b)");
+        }
+        IRVisitor::visit(op);
+    }
+};
+
+}  // namespace
+
+void check_cm_support(const kir::Kernel &k, const CmTarget &target) {
+    if (k.warps_per_array > 1) {
+        refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", k.name, " spreads its array over ", k.warps_per_array,
+               " warps (gpu_threads on the space loop); a CM array runs on one hardware thread: drop gpu_threads, ",
+               "and an array wider than 32 PEs runs several PEs per lane");
+    }
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.cache == kir::InputCache::Shared) {
+            refuse(Refusal::UnsupportedByTarget, b.name, "CM backend: input ", b.name,
+                   " is cached in shared memory (store_in(MemoryType::Shared)), which ",
+                   "the CM backend does not stage: cache it in registers or L1");
+        }
+    }
+    const CmRegisterPlan plan = plan_cm_registers(k, target);
+    if (plan.bytes > plan.available) refuse(Refusal::ResourceLimit, "", cm_register_error(k, plan, target));
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.placement != kir::Placement::Global) {
+            refuse(Refusal::UnsupportedByTarget, b.name, "CM backend: ", b.name,
+                   " is placed in constant memory, which CM does not have: lower with ",
+                   "a CM target (lower_to_target with Target::cm_gen9(), which has no constant bank)");
+        }
+        if (b.type.bits() != 32) {
+            refuse(Refusal::UnsupportedByTarget, b.name, "CM backend: ", b.is_output ? "output " : "input ", b.name, " has ",
+                   b.type.bits(), "-bit elements; the dword scattered reads and writes the backend emits move 32-bit elements");
+        }
+    }
+    FindUnsupported find(k.name);
+    k.body.accept(&find);
+}
+
+}  // namespace pulse
