@@ -102,6 +102,10 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"jacobi2d", test::params({{"T", 3}, {"PE", 16}, {"TH", 11}, {"BX", 3}, {"BY", 2}})},
         {"jacobi2d", test::params({{"F64", 1}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 3}})},
         {"jacobi2d", test::params({{"T", 3}, {"PE", 40}, {"TH", 10}, {"THREADS", 1}, {"BX", 2}, {"BY", 2}})},
+        // The steps as a wavefront down the tile's rows (WAVE): tall tiles,
+        // fp32 and fp64, two PEs per lane.
+        {"jacobi2d", test::params({{"WAVE", 1}, {"T", 3}, {"PE", 13}, {"TH", 41}, {"BX", 3}, {"BY", 2}})},
+        {"jacobi2d", test::params({{"WAVE", 1}, {"F64", 1}, {"T", 2}, {"PE", 45}, {"TH", 23}, {"BX", 2}, {"BY", 3}})},
         // In 3-D, a wavefront over the tile's planes (rolled: a block of
         // several periods, its history longer than one).
         {"jacobi3d", test::params({{"T", 2}, {"PE", 16}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
@@ -491,6 +495,8 @@ TEST_CASE("tiles inside the grid take the update without the boundary test, and 
     const std::vector<Grid> grids = {
         // jacobi2d, T 2: tiles of 16 x 9 write 12 x 5 cells; 4 x 4 tiles.
         {{"jacobi2d", test::params({{"T", 2}, {"PE", 16}, {"TH", 9}, {"BX", 4}, {"BY", 4}})}, {48, 20}},
+        // The same grid with the steps as a wavefront down tiles of 16 x 15.
+        {{"jacobi2d", test::params({{"WAVE", 1}, {"T", 2}, {"PE", 16}, {"TH", 15}, {"BX", 4}, {"BY", 2}})}, {48, 22}},
         // jacobi3d, T 1, fp64: tiles of 32 x 5 x 6 write 30 x 3 x 4 cells (a full
         // warp: the test covers every lane's column); 3 x 3 x 3 tiles.
         {{"jacobi3d", test::params({{"F64", 1}, {"T", 1}, {"PE", 32}, {"TH", 5}, {"TZ", 6}, {"BX", 3}, {"BY", 3}, {"BZ", 3}})},

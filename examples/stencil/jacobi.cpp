@@ -39,7 +39,7 @@ Spec jacobi2d(const Params &params) {
     const int steps = params.get_int("T", 4, 1, 32);
     // A tile must keep at least one cell after shedding T from each side.
     const int PE = params.get_int("PE", std::max(32, 2 * steps + 2), 2 * steps + 1, 256);
-    const int TH = params.get_int("TH", std::max(24, 2 * steps + 2), 2 * steps + 1, 256);
+    const int TH = params.get_int("TH", std::max(24, 2 * steps + 2), 2 * steps + 1, 1 << 16);
     const int BX = params.get_int("BX", 2, 1, 1 << 20), BY = params.get_int("BY", 2, 1, 1 << 20);
     // A wider output than the tile's exact interior, for the validator's test (0: none).
     const int overreach = params.get_int("OVERREACH", 0, 0, 8);
@@ -61,7 +61,16 @@ Spec jacobi2d(const Params &params) {
         select(t == steps && x >= lo && x < PE - lo && y >= lo && y < TH - lo, U(x, y, t, bx, by));
     U.merge_ures(Out).set_bounds(x, 0, PE, y, 0, TH, t, 0, steps + 1, bx, 0, BX, by, 0, BY);
     U.gpu_blocks(bx, by);
-    U.space_time_transform({x, y, t}, {s, time}, {1, 0, 0, /**/ 0, 1, TH});
+    if (params.get_int("WAVE", 0, 0, 1)) {
+        // The steps as a wavefront down the tile's rows: row y of step t runs
+        // at time (T+1) y + (T+2) t, one row after row y+1 of step t-1, so
+        // the T+1 steps stream down the tile together and each PE keeps
+        // only 2T+3 values (not a whole tile): TH is bounded by nothing but
+        // the grid, and the only halo left is the columns'.
+        U.space_time_transform({x, y, t}, {s, time}, {1, 0, 0, /**/ 0, steps + 1, steps + 2});
+    } else {
+        U.space_time_transform({x, y, t}, {s, time}, {1, 0, 0, /**/ 0, 1, TH});
+    }
     // THREADS=1: a tile wider than a warp is one PE per thread over the warps of
     // a block (its columns' left and right neighbours across warps through
     // shared memory) instead of several PEs per lane.
