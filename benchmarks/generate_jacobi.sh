@@ -12,7 +12,7 @@
 #                    columns) (default "T=4,TH=24 T=4,TH=24,PE=64 T=4,TH=16
 #                    T=4,TH=32 T=2,TH=16 T=8,TH=48"; "" for none)
 #   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
-#                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN) (default
+#                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN; --prefetch: pf) (default
 #                    "T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
 #   JACOBI_TYPES     types (default "f32 f64")
 set -euo pipefail
@@ -34,7 +34,7 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=4,TH=24 T=4,TH=24,PE=64 T=4,TH=16 T=4,TH=32 T=2,TH=16 T=8,TH=48}"
     else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
     for mapping in $mappings; do
-      tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/' | tr -d '=' | tr ',' '_')"
+      tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/; s/--prefetch/pf/' | tr -d '=' | tr ',' '_')"
       name="jacobi${dims}d_${type}_$tag"
       steps="$(grep -o 'T=[0-9]*' <<<"$mapping" | head -1 | cut -d= -f2)"
       params=(--param "F64=$f64")
