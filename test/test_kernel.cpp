@@ -321,6 +321,37 @@ TEST_CASE("with prefetch_walks a walk's loads are issued one iteration ahead, an
     }
 }
 
+TEST_CASE("with prefetch_walks a rolled time loop issues its next block's loads at its top", "[kernel][stencil]") {
+    // jacobi2d as a wavefront (WAVE): each block of 3 rows x (T+1) steps loads
+    // the next rows of the tile's input; they come from registers the block
+    // before filled.
+    KernelOptions options;
+    options.prefetch_walks = true;
+    options.max_unrolled_steps = 0;
+    const Case wave{"jacobi2d", test::params({{"WAVE", 1}, {"T", 2}, {"PE", 16}, {"TH", 13}, {"BX", 2}, {"BY", 2}})};
+    Spec spec = build_spec(wave.spec, wave.params);
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"u", "n"}, options);
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    // Three rows of the tile's input per block (3 rows x 3 steps).
+    CHECK_THAT(ir, Contains("allocate prefetch.0.float32[float32 * 3] in Register"));
+    size_t loop = ir.find("for (time.block, 1, ");
+    REQUIRE(loop != std::string::npos);
+    CHECK(ir.rfind("prefetch.0.float32[0] = (float32)pulse.load(\"u\"", loop) != std::string::npos);  // the preload
+    const std::string body = ir.substr(loop);
+    CHECK_THAT(body, Contains("= prefetch.0.float32[0]"));
+    CHECK_THAT(body, Contains("prefetch.0.float32[0] = (float32)pulse.load(\"u\""));
+    // fp32 and fp64, full and cropped, tails and two PEs per lane, against the reference.
+    for (const Case &c : {wave, Case{"jacobi2d", test::params({{"WAVE", 1}, {"F64", 1}, {"T", 3}, {"PE", 45}, {"TH", 29}, {"BX", 2}, {"BY", 3}})}}) {
+        for (int crop : {0, 1}) {
+            INFO(c.spec << " crop " << crop);
+            CHECK(execute_against_reference(c, crop, options) == "");
+        }
+    }
+}
+
 TEST_CASE("an array wider than a warp runs several PEs per lane, blocked", "[kernel]") {
     Spec spec = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 64}, {"RT", 1}}));
     kir::Kernel kernel = lower_to_kernel(compile_to_systolic(spec.output.lower()), "k", {"x", "w"});
@@ -495,8 +526,9 @@ TEST_CASE("tiles inside the grid take the update without the boundary test, and 
     const std::vector<Grid> grids = {
         // jacobi2d, T 2: tiles of 16 x 9 write 12 x 5 cells; 4 x 4 tiles.
         {{"jacobi2d", test::params({{"T", 2}, {"PE", 16}, {"TH", 9}, {"BX", 4}, {"BY", 4}})}, {48, 20}},
-        // The same grid with the steps as a wavefront down tiles of 16 x 15.
-        {{"jacobi2d", test::params({{"WAVE", 1}, {"T", 2}, {"PE", 16}, {"TH", 15}, {"BX", 4}, {"BY", 2}})}, {48, 22}},
+        // The steps as a wavefront down tiles of 16 x 15 (12 x 11 cells written):
+        // tile (1, 1) is inside.
+        {{"jacobi2d", test::params({{"WAVE", 1}, {"T", 2}, {"PE", 16}, {"TH", 15}, {"BX", 4}, {"BY", 3}})}, {48, 33}},
         // jacobi3d, T 1, fp64: tiles of 32 x 5 x 6 write 30 x 3 x 4 cells (a full
         // warp: the test covers every lane's column); 3 x 3 x 3 tiles.
         {{"jacobi3d", test::params({{"F64", 1}, {"T", 1}, {"PE", 32}, {"TH", 5}, {"TZ", 6}, {"BX", 3}, {"BY", 3}, {"BZ", 3}})},
@@ -505,7 +537,7 @@ TEST_CASE("tiles inside the grid take the update without the boundary test, and 
     KernelOptions rolled;
     rolled.max_unrolled_steps = 0;
     for (const Grid &g : grids) {
-        INFO(g.c.spec);
+        INFO(g.c.spec << " on a grid of " << g.size.size() << " dimensions, " << g.size[0] << " x " << g.size[1]);
         auto set_size = [&](Buffers &inputs) {
             Halide::Buffer<int32_t> n(*inputs.at("n").raw_buffer());
             REQUIRE(n.dim(0).extent() == (int)g.size.size());

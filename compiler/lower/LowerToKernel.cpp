@@ -82,6 +82,28 @@ Expr zero_undefined(const Expr &e) {
     });
 }
 
+/// `e` with each select that leaves the value undefined on one side replaced
+/// by its other side: where the condition fails nothing reads the value
+/// (check_well_defined), so any value will do, and the defined branch
+/// computes one without the test (a stencil's cone test costs nothing).
+/// Evaluating that branch where its select would not is safe: loads are
+/// guarded and every operation is total (docs/language.md).
+Expr drop_undefined_branches(const Expr &e) {
+    class Drop : public IRMutator {
+    public:
+        using IRMutator::visit;
+        Expr visit(const Select *op) override {
+            if (is_undefined(op->false_value)) return mutate(op->true_value);
+            if (is_undefined(op->true_value)) return mutate(op->false_value);
+            return IRMutator::visit(op);
+        }
+
+    private:
+        static bool is_undefined(const Expr &e) { return ir::is_undefined_value(e); }
+    };
+    return zero_undefined(Drop().mutate(e));
+}
+
 // ---------------------------------------------------------------------------
 // Straight-line code: a list of lets and statements, nested at the end.
 
@@ -704,7 +726,7 @@ private:
                 Expr value = simplify_exact(substitute(at[j], st.value));
                 if (st.is_output) {
                     Expr defined = ir::defined_condition(value);
-                    Expr stored = lower_loads(resolve_earlier(zero_undefined(value), j));
+                    Expr stored = lower_loads(resolve_earlier(drop_undefined_branches(value), j));
                     std::vector<Expr> coords;
                     for (const Expr &i : st.output_index) coords.push_back(simplify_exact(substitute(at[j], i)));
                     const kir::BufferArg &out = buffer(st.ure);
@@ -714,6 +736,7 @@ private:
                 }
                 // Where a select leaves the value undefined, nothing reads it
                 // (check_well_defined): any value will do, and the kernel must compute one.
+                const Expr with_undefined = value;
                 value = zero_undefined(value);
                 // Chains are planned on the value over a symbolic PE: one
                 // slot may hold no source of a chain that others do.
@@ -727,7 +750,9 @@ private:
                 Expr result;
                 const std::string own_name = ssa(st.ure, copy, position, j);
                 if (chains.empty()) {
-                    result = lower_loads(resolve_earlier(value, j));
+                    // A copy chain is planned on where the value is defined; without one
+                    // the undefined side's test can go.
+                    result = lower_loads(resolve_earlier(drop_undefined_branches(with_undefined), j));
                 } else if (chains.size() != 1 || chains[0].var != st.ure) {
                     // A same-step read of another variable along the PEs: that
                     // variable is final already (every slot of it is).

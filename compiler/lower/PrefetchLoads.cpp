@@ -1,6 +1,7 @@
 #include "lower/PrefetchLoads.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace pulse {
@@ -27,7 +28,17 @@ public:
     explicit Prefetch(const kir::Kernel &k) : kernel(k), names(k) {}
     using IRMutator::visit;
 
+    Stmt visit(const ProducerConsumer *op) override {
+        if (op->name != kir::array_instance_marker) return IRMutator::visit(op);
+        const bool outer = inside_instance;
+        inside_instance = true;
+        Stmt s = IRMutator::visit(op);
+        inside_instance = outer;
+        return s;
+    }
+
     Stmt visit(const For *op) override {
+        if (inside_instance && op->for_type == ForType::Serial && !is_const_one(op->extent)) return prefetch_time_loop(op);
         const ProducerConsumer *instance = op->body.as<ProducerConsumer>();
         if (!instance || instance->name != kir::array_instance_marker || op->for_type != ForType::Serial ||
             is_const_one(op->extent)) {
@@ -88,6 +99,82 @@ private:
     const kir::Kernel &kernel;
     kir::NameGenerator names;
     int counter = 0;
+    bool inside_instance = false;
+
+    /// A rolled time loop inside an instance: the global loads of each
+    /// block that move with it (a wavefront's next rows) are read from
+    /// registers that the block before filled, and each block issues the
+    /// next one's at its top, so a block's first step does not wait on
+    /// memory. Loads that read a let of the block stay where they are.
+    Stmt prefetch_time_loop(const For *op) {
+        Stmt body = mutate(op->body);
+        class Collect : public IRGraphVisitor {
+        public:
+            Collect(const kir::Kernel &k, const std::string &loop) : kernel(k), loop(loop) {}
+            const kir::Kernel &kernel;
+            const std::string &loop;
+            Scope<> inner;  ///< names bound inside the loop's body
+            std::vector<Expr> loads;
+            std::set<Expr, IRDeepCompare> seen;
+            using IRGraphVisitor::visit;
+            void visit(const LetStmt *l) override {
+                l->value.accept(this);
+                ScopedBinding<> bind(inner, l->name);
+                l->body.accept(this);
+            }
+            void visit(const Let *l) override {
+                l->value.accept(this);
+                ScopedBinding<> bind(inner, l->name);
+                l->body.accept(this);
+            }
+            void visit(const For *f) override {
+                ScopedBinding<> bind(inner, f->name);
+                IRGraphVisitor::visit(f);
+            }
+            void visit(const Call *c) override {
+                if (c->name == kir::intrinsic::load && kernel.buffer(kir::access_of(c).buffer).placement != kir::Placement::Constant &&
+                    expr_uses_var(Expr(c), loop) && !expr_uses_vars(Expr(c), inner) && seen.insert(Expr(c)).second) {
+                    loads.push_back(Expr(c));
+                    return;
+                }
+                IRGraphVisitor::visit(c);
+            }
+        } collect(kernel, op->name);
+        body.accept(&collect);
+        if (collect.loads.empty()) return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        std::map<std::string, std::string> array_of_type;
+        std::map<std::string, Type> array_type;
+        std::map<std::string, int> count;
+        std::vector<IssuedLoad> loads;
+        std::map<Expr, std::string, IRDeepCompare> current;  // load -> the let that holds this block's value
+        for (const Expr &load : collect.loads) {
+            std::string tn = type_name(load.type());
+            if (!array_of_type.count(tn)) array_of_type[tn] = names.fresh(kir::NameGenerator::spell("prefetch", std::to_string(counter)), tn);
+            const std::string &array = array_of_type[tn];
+            array_type[array] = load.type();
+            loads.push_back({names.fresh(array, "now"), load, count[array]++});
+            current[load] = loads.back().name;
+        }
+        counter++;
+        body = kir::replace_calls(body, [&](const Call *c) -> Expr {
+            auto it = current.find(Expr(c));
+            return it == current.end() ? Expr() : Variable::make(c->type, it->second);
+        });
+        Expr v = Variable::make(op->min.type(), op->name);
+        std::vector<Stmt> next, first;
+        for (const IssuedLoad &l : loads) {
+            const std::string &array = array_of_type[type_name(l.load.type())];
+            next.push_back(kir::register_store(array, substitute(op->name, v + 1, l.load), l.slot));
+            first.push_back(kir::register_store(array, substitute(op->name, op->min, l.load), l.slot));
+        }
+        body = Block::make(Block::make(next), body);
+        for (auto it = loads.rbegin(); it != loads.rend(); ++it) {
+            body = LetStmt::make(it->name, kir::register_load(it->load.type(), array_of_type[type_name(it->load.type())], it->slot), body);
+        }
+        Stmt result = Block::make(Block::make(first), For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
+        for (const auto &[array, t] : array_type) result = kir::allocate_registers(array, t, count[array], result);
+        return result;
+    }
 
     /// The let chain of `s` with the loads read from registers, and `issue`
     /// (the next iteration's loads) right after the last of them, before the

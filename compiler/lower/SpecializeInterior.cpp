@@ -1,5 +1,6 @@
 #include "lower/SpecializeInterior.h"
 #include "ir/ExactSimplify.h"
+#include "ir/IndexArithmetic.h"
 
 #include <map>
 #include <set>
@@ -188,14 +189,52 @@ void specialize_interior(kir::Kernel &kernel) {
         // per-cell test. Each conjunct of a condition is taken on its own.
         class UniformSelects : public IRVisitor {
         public:
-            UniformSelects(const Scope<Interval> &varying, const kir::Kernel &kernel) : kernel(kernel) {
+            UniformSelects(const Scope<Interval> &varying, const kir::Kernel &kernel, const Stmt &body)
+                : kernel(kernel), index(body) {
                 for (auto it = varying.cbegin(); it != varying.cend(); ++it) domain.push(it.name(), it.value());
             }
             const kir::Kernel &kernel;
+            IndexArithmetic index;
             Scope<Interval> domain;
             /// Lets bound to a load of a constant-memory input at constant
             /// coordinates (the grid size): substituted, they can be tested first.
             std::map<std::string, Expr> uniform_lets;
+            /// A comparison of index arithmetic as `0 <= b - a` (`0 < b - a`), its
+            /// terms cancelled: bounding each side over the domain on its own
+            /// would lose that both sides move together (`21 i + 8 <= 24 i + 244 by`
+            /// holds on i in [1, 85] for by >= 1, not only for by >= 8).
+            /// Exact, as index arithmetic never overflows (IndexArithmetic.h).
+            Expr one_side(const Expr &c) const {
+                // Each variable of the domain collected into one term (the
+                // simplifier alone may leave `(8 b + r) 4 - 3 r`).
+                auto difference = [&](const Expr &a, const Expr &b) {
+                    Expr d = simplify(b - a);
+                    for (auto it = domain.cbegin(); it != domain.cend(); ++it) {
+                        if (!expr_uses_var(d, it.name())) continue;
+                        SolverResult solved = solve_expression(d, it.name());
+                        if (solved.fully_solved) d = solved.result;
+                    }
+                    return d;
+                };
+                if (const LE *le = c.as<LE>()) {
+                    if (index.is_index(le->a) && index.is_index(le->b) && le->a.type().is_int()) {
+                        return make_zero(le->a.type()) <= difference(le->a, le->b);
+                    }
+                } else if (const LT *lt = c.as<LT>()) {
+                    if (index.is_index(lt->a) && index.is_index(lt->b) && lt->a.type().is_int()) {
+                        return make_zero(lt->a.type()) < difference(lt->a, lt->b);
+                    }
+                }
+                return c;
+            }
+            /// Whether `test`, a condition of the grid point, holds with every grid
+            /// variable far from its first value.
+            bool holds_far_from_origin(const Expr &test) const {
+                constexpr int far = 1 << 16;
+                std::map<std::string, Expr> far_point;
+                for (const kir::GridLoop &g : kernel.grid) far_point[g.var] = make_const(Int(32), g.min + far);
+                return is_const_one(simplify_exact(substitute(far_point, test)));
+            }
             /// Conditions found, and the test that implies each (in the order found).
             std::map<Expr, Expr, IRDeepCompare> proven;
             std::vector<Expr> proven_order;
@@ -226,10 +265,13 @@ void specialize_interior(kir::Kernel &kernel) {
                     // Only a bound against a run-time size: it holds on most of the
                     // grid (a test of the grid point alone, `bx == 0`, would not).
                     if (!c.as<LT>() && !c.as<LE>()) continue;
-                    Expr over_domain = and_condition_over_domain(c, domain);
+                    Expr over_domain = and_condition_over_domain(one_side(c), domain);
                     bool reads_size = false;
                     for (const auto &[name, value] : uniform_lets) reads_size |= expr_uses_var(over_domain, name);
-                    if (!reads_size) continue;
+                    // A bound of the grid point alone joins too where it holds far from the
+                    // grid's origin (a lower bound, the grid's first row or column held):
+                    // `bx >= 1` holds on most of the grid, `bx < 1` would not.
+                    if (!reads_size && !holds_far_from_origin(over_domain)) continue;
                     Expr test = simplify_exact(substitute(uniform_lets, over_domain));
                     bool uniform = !is_const_zero(test);
                     for (auto it = domain.cbegin(); uniform && it != domain.cend(); ++it) uniform = !expr_uses_var(test, it.name());
@@ -237,7 +279,7 @@ void specialize_interior(kir::Kernel &kernel) {
                 }
                 IRVisitor::visit(op);
             }
-        } selects(varying, kernel);
+        } selects(varying, kernel, body);
         body.accept(&selects);
         if (guards.boxes.empty() && selects.proven.empty()) return body;
         // Interior: each buffer's box lies inside it (both corners in bounds).

@@ -207,3 +207,48 @@ TEST_CASE("prefetch_loads leaves kernels that do not ask for it, or have nothing
         REQUIRE(test::same_outputs(c.kernel, after, walk_buffers(c.kernel, 7, c.out_rows)) == "");
     }
 }
+
+TEST_CASE("prefetch_loads issues a rolled time loop's next block's loads at the block's top", "[passes][prefetch_loads]") {
+    // Inside one instance, a rolled time loop over blocks k = 0 .. 4, each
+    // block loading rows 2k and 2k + 1 of u where it uses them (in a nested
+    // let chain) and a row that depends on a let of the block (a gather: stays):
+    //   let a = u(x, 2k); let s = a * 0.5; let b = u(x, 2k + 1); let g = v(x, k)
+    //   let c = u(x, g mod 3); Out(x, k) = s + b - c
+    Expr k = var("k"), x = column();
+    Expr a = var("a", Float(32)), s = var("s", Float(32)), b = var("b.row", Float(32)), g = var("g"), c = var("c", Float(32));
+    auto block = [&](const Expr &row_a, const Expr &row_b) {
+        return lets({{"a", row_a}, {"s", a * 0.5f}, {"b.row", row_b}, {"g", at(Int(32), "v", {x, k})},
+                     {"c", at(Float(32), "u", {x, g % 3})}},
+                    store_out(s + b - c, k));
+    };
+    Expr load_a = at(Float(32), "u", {x, k * 2}), load_b = at(Float(32), "u", {x, k * 2 + 1});
+    kir::Kernel before = walk_kernel(instance(serial("k", 0, 5, block(load_a, load_b))), true);
+    kir::Kernel after = before;
+    prefetch_loads(after);
+
+    // The moving loads (in the order met: a, b, and v's, which reads no let of
+    // the block) come from registers the block before filled; each block
+    // issues the next one's first.
+    const std::string pf32 = "prefetch.0.float32", pi32 = "prefetch.0.int32";
+    const std::string now_a = pf32 + ".now", now_b = pf32 + ".now$1", now_g = pi32 + ".now";
+    auto on = [&](const Expr &e, const Expr &at_k) { return substitute("k", at_k, e); };
+    Expr load_g = at(Int(32), "v", {x, k});
+    Stmt issue_next = Block::make({kir::register_store(pf32, on(load_a, k + 1), 0), kir::register_store(pf32, on(load_b, k + 1), 1),
+                                   kir::register_store(pi32, on(load_g, k + 1), 0)});
+    Stmt rest = lets({{"a", var(now_a, Float(32))}, {"s", a * 0.5f}, {"b.row", var(now_b, Float(32))}, {"g", var(now_g)},
+                      {"c", at(Float(32), "u", {x, g % 3})}},
+                     store_out(s + b - c, k));
+    Stmt body = lets({{now_a, kir::register_load(Float(32), pf32, 0)}, {now_b, kir::register_load(Float(32), pf32, 1)},
+                      {now_g, kir::register_load(Int(32), pi32, 0)}},
+                     Block::make(issue_next, rest));
+    Expr zero = make_const(Int(32), 0);
+    Stmt issue_first = Block::make({kir::register_store(pf32, on(load_a, zero), 0), kir::register_store(pf32, on(load_b, zero), 1),
+                                    kir::register_store(pi32, on(load_g, zero), 0)});
+    Stmt expected = in_strip(instance(kir::allocate_registers(
+        pi32, Int(32), 1, kir::allocate_registers(pf32, Float(32), 2, Block::make(issue_first, serial("k", 0, 5, body))))));
+    REQUIRE_SAME_IR(after.body, expected);
+    for (uint32_t seed : {1u, 2u}) {
+        INFO("seed " << seed);
+        REQUIRE(test::same_outputs(before, after, walk_buffers(before, seed)) == "");
+    }
+}

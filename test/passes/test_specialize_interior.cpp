@@ -264,3 +264,50 @@ TEST_CASE("specialize_interior works only inside the array-instance marker", "[p
     REQUIRE_SAME_IR(after.body, before.body);
     REQUIRE(test::same_outputs(before, after, test::make_buffers(before, {{"x", {33}}, {"Out", {33}}}, 4)) == "");
 }
+
+TEST_CASE("specialize_interior lifts a lower bound of the grid point into the interior test, not an upper one",
+          "[passes][specialize_interior]") {
+    // A rolled loop r in [1, 4): Out(i, r) = select(edge test, 2 x(i, r), x(i, r)),
+    // i = b*32 + lane. The edge test `3 r + 1 <= 4 r + 32 b + lane - 30` (the
+    // cell's column past the grid's first two, with the loop's terms on both
+    // sides, as a rolled time loop's decode leaves them) holds for every lane
+    // and iteration when b >= 1: it joins the test and the interior copy takes
+    // its first branch. `i < 5` holds near the origin only: it stays.
+    const kir::BufferArg x = test::buffer_arg("x", Int(32), 2, false), out = test::buffer_arg("Out", Int(32), 2, true);
+    Expr b = var("b"), r = var("r"), i = b * 32 + test::lane();
+    auto instance_with = [&](const Expr &edge) {
+        Expr v = var("v");
+        Stmt step = LetStmt::make("v", kir::load(Int(32), "x", kir::in_bounds(x, {i, r}), {i, r}),
+                                  kir::store("Out", kir::in_bounds(out, {i, r}), select(edge, v * 2, v), {i, r}));
+        return For::make("r", 1, 3, ForType::Serial, DeviceAPI::None, step);
+    };
+    struct Case {
+        const char *what;
+        Expr edge;
+        bool lifted;
+        std::vector<bool> interior;  ///< instances 0, 1, 2 on Out 80 x 4
+    };
+    for (const Case &c : {Case{"a lower bound", r * 3 + 1 <= r * 4 + b * 32 + test::lane() - 30, true, {false, true, false}},
+                          Case{"an upper bound against a constant", i < 5, false, {true, true, false}}}) {
+        INFO(c.what);
+        const kir::Kernel before = make_kernel("edge", {x, out}, 32, instance_with(c.edge));
+        kir::Kernel after = before;
+        specialize_interior(after);
+        const IfThenElse *split = instance_of(after.body).as<IfThenElse>();
+        REQUIRE(split);
+        INFO("interior test: " << split->condition);
+        class Selects : public IRVisitor {
+        public:
+            int n = 0;
+            using IRVisitor::visit;
+            void visit(const Select *op) override { n++, IRVisitor::visit(op); }
+        } in_fast, in_guarded;
+        split->then_case.accept(&in_fast);
+        split->else_case.accept(&in_guarded);
+        CHECK(in_guarded.n == 1);
+        CHECK(in_fast.n == (c.lifted ? 0 : 1));
+        Buffers buffers = test::make_buffers(before, {{"x", {81, 4}}, {"Out", {80, 4}}}, 5);
+        REQUIRE(test::same_outputs(before, after, buffers) == "");
+        CHECK(interior_taken(after, buffers, (int)c.interior.size()) == c.interior);
+    }
+}
