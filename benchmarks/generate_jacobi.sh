@@ -9,8 +9,12 @@
 # environment:
 #   JACOBI_MAPPINGS  the mappings, each "SETTING,SETTING..." of the spec's
 #                    parameters T (steps per launch), TH (tile rows), PE (tile
-#                    columns) (default "T=4,TH=24 T=4,TH=24,PE=64 T=4,TH=16
-#                    T=4,TH=32 T=2,TH=16 T=8,TH=48"; "" for none)
+#                    columns), WAVE=1 (the steps as a wavefront down the tile),
+#                    or a generator flag as for jacobi3d (default "T=4,TH=24
+#                    T=4,TH=24,PE=64 WAVE=1,T=6,PE=64,TH=64,--unroll-steps=0,--prefetch
+#                    WAVE=1,T=6,PE=64,TH=128,--unroll-steps=0,--prefetch T=4,TH=16
+#                    T=4,TH=32 T=2,TH=16 T=8,TH=48": the fastest of
+#                    docs/benchmarks.md's search and the earlier row sweeps; "" for none)
 #   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
 #                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN; --prefetch: pf) (default
 #                    "T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
@@ -31,7 +35,7 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     *) echo "unknown type $type (f32 or f64)"; exit 2 ;;
   esac
   for dims in 2 3; do
-    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=4,TH=24 T=4,TH=24,PE=64 T=4,TH=16 T=4,TH=32 T=2,TH=16 T=8,TH=48}"
+    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=4,TH=24 T=4,TH=24,PE=64 WAVE=1,T=6,PE=64,TH=64,--unroll-steps=0,--prefetch WAVE=1,T=6,PE=64,TH=128,--unroll-steps=0,--prefetch T=4,TH=16 T=4,TH=32 T=2,TH=16 T=8,TH=48}"
     else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
     for mapping in $mappings; do
       tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/; s/--prefetch/pf/' | tr -d '=' | tr ',' '_')"

@@ -216,16 +216,16 @@ void specialize_interior(kir::Kernel &kernel) {
                     }
                     return d;
                 };
-                if (const LE *le = c.as<LE>()) {
-                    if (index.is_index(le->a) && index.is_index(le->b) && le->a.type().is_int()) {
-                        return make_zero(le->a.type()) <= difference(le->a, le->b);
-                    }
-                } else if (const LT *lt = c.as<LT>()) {
-                    if (index.is_index(lt->a) && index.is_index(lt->b) && lt->a.type().is_int()) {
-                        return make_zero(lt->a.type()) < difference(lt->a, lt->b);
-                    }
-                }
+                if (!compares_indices(c)) return c;
+                if (const LE *le = c.as<LE>(); le && le->a.type().is_int()) return make_zero(le->a.type()) <= difference(le->a, le->b);
+                if (const LT *lt = c.as<LT>(); lt && lt->a.type().is_int()) return make_zero(lt->a.type()) < difference(lt->a, lt->b);
                 return c;
+            }
+            /// Whether `c` is `a < b` or `a <= b` of index arithmetic.
+            bool compares_indices(const Expr &c) const {
+                if (const LE *le = c.as<LE>()) return index.is_index(le->a) && index.is_index(le->b);
+                if (const LT *lt = c.as<LT>()) return index.is_index(lt->a) && index.is_index(lt->b);
+                return false;
             }
             /// Whether `test`, a condition of the grid point, holds with every grid
             /// variable far from its first value.
@@ -271,7 +271,9 @@ void specialize_interior(kir::Kernel &kernel) {
                     // A bound of the grid point alone joins too where it holds far from the
                     // grid's origin (a lower bound, the grid's first row or column held):
                     // `bx >= 1` holds on most of the grid, `bx < 1` would not.
-                    if (!reads_size && !holds_far_from_origin(over_domain)) continue;
+                    // Only index arithmetic: a comparison of values (a float's `x <= x`,
+                    // false for NaN) is the spec's to evaluate, never the simplifier's.
+                    if (!reads_size && (!compares_indices(c) || !holds_far_from_origin(over_domain))) continue;
                     Expr test = simplify_exact(substitute(uniform_lets, over_domain));
                     bool uniform = !is_const_zero(test);
                     for (auto it = domain.cbegin(); uniform && it != domain.cend(); ++it) uniform = !expr_uses_var(test, it.name());

@@ -22,7 +22,9 @@
 // that no defined value reads an undefined one, so a tile that writes too
 // much (a halo too small) is rejected with the read that breaks.
 //
-// Parameters: T (steps per launch, default 4), PE (tile width, 32), TH (tile
+// Parameters: WAVE=1 (the steps as a wavefront down tall tiles, in the spec below: with T 6,
+// PE 64, TH 64, rolled and prefetched, the fastest 2-D mapping, docs/benchmarks.md),
+// T (steps per launch, default 4), PE (tile width, 32), TH (tile
 // height, 24: the fastest in fp32 and fp64 at PE 32, docs/benchmarks.md), THREADS=1 (a tile wider than 32 over the warps of a block),
 // F64=1 for fp64, BX, BY (tiles across and down at the generation-time sizes
 // the reference and tests use).
