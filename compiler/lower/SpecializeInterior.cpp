@@ -221,10 +221,14 @@ void specialize_interior(kir::Kernel &kernel) {
                 if (const LT *lt = c.as<LT>(); lt && lt->a.type().is_int()) return make_zero(lt->a.type()) < difference(lt->a, lt->b);
                 return c;
             }
-            /// Whether `c` is `a < b` or `a <= b` of index arithmetic.
+            /// Whether `c` is `a < b` or `a <= b` of index arithmetic (a side may be a constant).
             bool compares_indices(const Expr &c) const {
-                if (const LE *le = c.as<LE>()) return index.is_index(le->a) && index.is_index(le->b);
-                if (const LT *lt = c.as<LT>()) return index.is_index(lt->a) && index.is_index(lt->b);
+                auto indices = [&](const Expr &a, const Expr &b) {
+                    auto index_or_constant = [&](const Expr &e) { return index.is_index(e) || is_const(e); };
+                    return index_or_constant(a) && index_or_constant(b) && (index.is_index(a) || index.is_index(b));
+                };
+                if (const LE *le = c.as<LE>()) return indices(le->a, le->b);
+                if (const LT *lt = c.as<LT>()) return indices(lt->a, lt->b);
                 return false;
             }
             /// Whether `test`, a condition of the grid point, holds with every grid
