@@ -10,6 +10,7 @@
 #   JACOBI_MAPPINGS  the mappings, each "SETTING,SETTING..." of the spec's
 #                    parameters T (steps per launch), TH (tile rows), PE (tile
 #                    columns), WAVE=1 (the steps as a wavefront down the tile),
+#                    BOX=1 (the 9-point box: the benchmark's jacobi2d9 problem),
 #                    or a generator flag as for jacobi3d (default "T=4,TH=24
 #                    T=4,TH=24,PE=64 WAVE=1,T=6,PE=64,TH=64,--unroll-steps=0,--prefetch
 #                    WAVE=1,T=6,PE=64,TH=128,--unroll-steps=0,--prefetch T=4,TH=16
@@ -47,7 +48,11 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
       done
       "$build/examples/stencil" -g "jacobi${dims}d" "${params[@]}" --emit cuda --name="$name" -o "$out" > "$out/$name.log" 2>&1 ||
         { echo "FAIL $name:"; cat "$out/$name.log"; exit 1; }
-      entries+=("J($dims, $type, ${steps:-$((dims == 2 ? 4 : 2))}, $name)")
+      if [[ $dims == 2 && "$mapping" == *BOX=1* ]]; then
+        entries+=("JB($type, ${steps:-4}, $name)")
+      else
+        entries+=("J($dims, $type, ${steps:-$((dims == 2 ? 4 : 2))}, $name)")
+      fi
       includes+=("#include \"$name.h\"")
     done
   done

@@ -1,6 +1,8 @@
 // Iterative Jacobi stencils, fp32 and fp64: N time steps of the 2-D
 // 5-point star (examples/stencil/jacobi.cpp, jacobi2d)
 //   v(x, y) <- 0.25 * (v(x - 1, y) + v(x + 1, y) + v(x, y - 1) + v(x, y + 1))
+// the 2-D 9-point box (jacobi2d with BOX=1)
+//   v(x, y) <- 1/9 * (the sum of the 3 x 3 cells around, rows in order, each left to right)
 // or the 3-D 7-point star (jacobi3d)
 //   v(x, y, z) <- 0.25 * v(x, y, z) + 0.125 * (the sum of its six neighbours)
 // on the interior of a W x H (x D) grid, its boundary held. Pulse's
@@ -21,15 +23,16 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<generated> -DWITH_PULSE
 //        -include pulse_jacobi.h benchmarks/jacobi_bench.cu <generated>/jacobi*d_*.cu -o jacobi_bench
 // where pulse_jacobi.h defines PULSE_JACOBI as a list of J(dims, type, T, name)
-// (e.g. J(2, f32, 4, jacobi2d_f32_t4)) and includes each kernel's header.
+// (e.g. J(2, f32, 4, jacobi2d_f32_t4)) and JB(type, T, name) for the 9-point
+// box, and includes each kernel's header.
 //
-// Run: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [3d] (default
-// 8192 x 8192 and 512 x 512 x 512, N = 120 steps, rounded up to a multiple of
-// each kernel's T; both problems unless one is named). Prints a table per
-// problem and type and one line
-// `CSV,jacobi<dims>d,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
-// per row (D = 1 in 2-D; benchmarks/plot_jacobi.py reads those). Exits
-// non-zero if a check failed.
+// Run: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d]
+// (default 8192 x 8192 and 512 x 512 x 512, N = 120 steps, rounded up to a
+// multiple of each kernel's T; the box on the 2-D size; every problem unless
+// some are named). Prints a table per problem and type and one line
+// `CSV,<problem>,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
+// per row, problem jacobi2d, jacobi2d9 (the box) or jacobi3d (D = 1 in 2-D;
+// benchmarks/plot_jacobi.py reads those). Exits non-zero if a check failed.
 //
 // Roofline: the single-sweep bound, copy bandwidth / (2 * sizeof(T)) cell
 // updates per second (every cell read and written once per step): 8 B per
@@ -65,22 +68,25 @@ namespace {
 
 using pulse::cuda::DeviceBuffer;
 
-/// A problem's size: W x H (x D) cells (D = 1 in 2-D), N steps.
+/// A problem: its stencil (points: 5 or 9 in 2-D, 7 in 3-D) on W x H (x D)
+/// cells (D = 1 in 2-D), N steps.
 struct Size {
     int dims;
     int64_t w, h, d;
     int steps;
+    int points = 0;
+    const char *name() const { return dims == 3 ? "jacobi3d" : points == 9 ? "jacobi2d9" : "jacobi2d"; }
 };
 
 /// The two padded grids of one problem.
 template <typename T>
 struct Grids {
-    int dims;
+    int dims, points;
     int64_t width, height, depth, pad, zpad, pitch, plane;
     DeviceBuffer<T> a, b;
     DeviceBuffer<int32_t> size;
     Grids(const Size &s, int64_t p)
-        : dims(s.dims), width(s.w), height(s.h), depth(s.d), pad(p), zpad(s.dims == 3 ? p : 0), pitch(pitch_of(s, p)),
+        : dims(s.dims), points(s.points), width(s.w), height(s.h), depth(s.d), pad(p), zpad(s.dims == 3 ? p : 0), pitch(pitch_of(s, p)),
           plane(pitch * (s.h + 2 * p)), a(elements_of(s, p)), b(elements_of(s, p)), size(3) {
         int32_t n[3] = {(int32_t)s.w, (int32_t)s.h, (int32_t)s.d};
         PULSE_CUDA_CHECK(cudaMemcpy(size.data(), n, sizeof n, cudaMemcpyHostToDevice));
@@ -124,7 +130,12 @@ std::vector<T> random_grid(size_t elements, uint32_t seed) {
 /// One step at cell c (its neighbours `pitch` and `plane` elements away), in
 /// the kernels' order of operations.
 template <typename T>
-__host__ __device__ inline T jacobi_update(const T *c, int dims, int64_t pitch, int64_t plane) {
+__host__ __device__ inline T jacobi_update(const T *c, int dims, int points, int64_t pitch, int64_t plane) {
+    if (dims == 2 && points == 9) {
+        T sum = c[-pitch - 1];
+        for (int k = 1; k < 9; k++) sum = sum + c[(k / 3 - 1) * pitch + (k % 3 - 1)];
+        return (T)(1.0 / 9.0) * sum;
+    }
     if (dims == 2) return (T)0.25 * (((c[-1] + c[1]) + c[-pitch]) + c[pitch]);
     return (T)0.25 * c[0] + (T)0.125 * (((((c[-1] + c[1]) + c[-pitch]) + c[pitch]) + c[-plane]) + c[plane]);
 }
@@ -139,29 +150,29 @@ void reference_steps(std::vector<T> &grid, const Grids<T> &g, int steps) {
             for (int64_t y = 1; y < g.height - 1; y++)
                 for (int64_t x = 1; x < g.width - 1; x++) {
                     const int64_t i = g.at(x, y, z);
-                    next[i] = jacobi_update(&grid[i], g.dims, g.pitch, g.plane);
+                    next[i] = jacobi_update(&grid[i], g.dims, g.points, g.pitch, g.plane);
                 }
         std::swap(grid, next);
     }
 }
 
 template <typename T>
-__global__ void plain_jacobi_step(const T *__restrict__ in, T *__restrict__ out, int dims, int64_t w, int64_t h, int64_t d,
-                                  int64_t pitch, int64_t plane) {
+__global__ void plain_jacobi_step(const T *__restrict__ in, T *__restrict__ out, int dims, int points, int64_t w, int64_t h,
+                                  int64_t d, int64_t pitch, int64_t plane) {
     const int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, y = (int64_t)blockIdx.y * blockDim.y + threadIdx.y,
                   z = blockIdx.z;
     if (x >= w || y >= h) return;
     const int64_t i = z * plane + y * pitch + x;
     const T *c = in + i;
     T v = *c;
-    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1 && (dims == 2 || (z >= 1 && z < d - 1))) v = jacobi_update(c, dims, pitch, plane);
+    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1 && (dims == 2 || (z >= 1 && z < d - 1))) v = jacobi_update(c, dims, points, pitch, plane);
     out[i] = v;
 }
 
 /// One kernel of the table: `steps_per_launch` steps per call of `launch(in, out)`.
 template <typename T>
 struct Kernel {
-    int dims;
+    int dims, points;
     std::string name;
     int steps_per_launch;
     std::function<cudaError_t(const Grids<T> &, T *in, T *out, cudaStream_t)> launch;
@@ -209,16 +220,16 @@ template <typename T>
 int run_type(const char *type, const std::vector<Kernel<T>> &all, const Size &size, int64_t pad, const BenchStart &bench) {
     std::vector<Kernel<T>> kernels;
     for (const Kernel<T> &k : all)
-        if (k.dims == size.dims) kernels.push_back(k);
+        if (k.dims == size.dims && k.points == size.points) kernels.push_back(k);
     const double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
     const double roofline = bench.floors.bandwidth / (2.0 * sizeof(T));  // cell updates per second
     int failures = 0;
     const int64_t w = size.w, h = size.h, d = size.d;
-    std::printf("\njacobi%dd %s W=%lld H=%lld D=%lld: roofline %.1f G cell-updates/s (%d B per update)\n", size.dims, type,
+    std::printf("\n%s %s W=%lld H=%lld D=%lld: roofline %.1f G cell-updates/s (%d B per update)\n", size.name(), type,
                 (long long)w, (long long)h, (long long)d, roofline / 1e9, (int)(2 * sizeof(T)));
     std::printf("  %-34s %3s %6s %10s %10s %9s  %s\n", "kernel", "T", "steps", "ms", "Gcells/s", "x roof", "check");
     // The small problem against the CPU.
-    const Size small_size = size.dims == 3 ? Size{3, 61, 47, 37, 24} : Size{2, 509, 383, 1, 24};
+    const Size small_size = size.dims == 3 ? Size{3, 61, 47, 37, 24, size.points} : Size{2, 509, 383, 1, 24, size.points};
     Grids<T> small(small_size, pad);
     std::vector<T> start_small = random_grid<T>(small.elements(), 11);
     std::vector<T> expected_small = start_small;
@@ -269,7 +280,7 @@ int run_type(const char *type, const std::vector<Kernel<T>> &all, const Size &si
         const double updates = (double)w * h * d * n, rate = updates / (ms * 1e-3);
         std::printf("  %-34s %3d %6d %10.3f %10.1f %9.2f  %s\n", k.name.c_str(), k.steps_per_launch, n, ms, rate / 1e9,
                     rate / roofline, check.c_str());
-        std::printf("CSV,jacobi%dd,%s,%s,%d,%lld,%lld,%lld,%d,%.4f,%.2f,%.4f,%s\n", size.dims, k.name.c_str(), type,
+        std::printf("CSV,%s,%s,%s,%d,%lld,%lld,%lld,%d,%.4f,%.2f,%.4f,%s\n", size.name(), k.name.c_str(), type,
                     k.steps_per_launch, (long long)w, (long long)h, (long long)d, n, ms, rate / 1e9, rate / roofline,
                     check.rfind("FAIL", 0) == 0 ? "FAIL" : "PASS");
     }
@@ -277,27 +288,27 @@ int run_type(const char *type, const std::vector<Kernel<T>> &all, const Size &si
 }
 
 template <typename T>
-Kernel<T> plain_kernel(int dims) {
-    return Kernel<T>{dims, "plain CUDA (1 cell/thread, N launches)", 1, [](const Grids<T> &g, T *in, T *out, cudaStream_t s) {
+Kernel<T> plain_kernel(int dims, int points) {
+    return Kernel<T>{dims, points, "plain CUDA (1 cell/thread, N launches)", 1, [](const Grids<T> &g, T *in, T *out, cudaStream_t s) {
                          dim3 threads(32, 8), blocks((unsigned)((g.width + 31) / 32), (unsigned)((g.height + 7) / 8),
                                                      (unsigned)g.depth);
                          const int64_t offset = g.at(0, 0, 0);
-                         plain_jacobi_step<T><<<blocks, threads, 0, s>>>(in + offset, out + offset, g.dims, g.width,
-                                                                         g.height, g.depth, g.pitch, g.plane);
+                         plain_jacobi_step<T><<<blocks, threads, 0, s>>>(in + offset, out + offset, g.dims, g.points,
+                                                                         g.width, g.height, g.depth, g.pitch, g.plane);
                          return cudaGetLastError();
                      }};
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [3d] (W, H, D >= 3, N >= 1)\n");
+    std::fprintf(stderr, "usage: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d] (W, H, D >= 3, N >= 1)\n");
     return 2;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    Size size2{2, 8192, 8192, 1, 120}, size3{3, 512, 512, 512, 120};
-    bool want2 = false, want3 = false;
+    Size size2{2, 8192, 8192, 1, 120, 5}, size3{3, 512, 512, 512, 120, 7};
+    bool want2 = false, want_box = false, want3 = false;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (a == "--size2d" && i + 3 < argc) {
@@ -309,29 +320,37 @@ int main(int argc, char **argv) {
             i += 4;
         } else if (a == "2d") {
             want2 = true;
+        } else if (a == "box") {
+            want_box = true;
         } else if (a == "3d") {
             want3 = true;
         } else {
             return usage();
         }
     }
-    if (!want2 && !want3) want2 = want3 = true;
+    if (!want2 && !want_box && !want3) want2 = want_box = want3 = true;
     for (const Size &s : {size2, size3})
         if (s.w < 3 || s.h < 3 || (s.dims == 3 && s.d < 3) || s.steps < 1) return usage();
+    Size box = size2;
+    box.points = 9;
     BenchStart bench = start_bench();
-    std::vector<Kernel<float>> f32{plain_kernel<float>(2), plain_kernel<float>(3)};
-    std::vector<Kernel<double>> f64{plain_kernel<double>(2), plain_kernel<double>(3)};
+    std::vector<Kernel<float>> f32{plain_kernel<float>(2, 5), plain_kernel<float>(2, 9), plain_kernel<float>(3, 7)};
+    std::vector<Kernel<double>> f64{plain_kernel<double>(2, 5), plain_kernel<double>(2, 9), plain_kernel<double>(3, 7)};
     int64_t pad = 1;
-#define J(dims, type, T, name)                                                                                    \
+#define PULSE_JACOBI_ENTRY(dims, points, type, T, name)                                                           \
     pad = std::max<int64_t>(pad, T);                                                                              \
-    type.push_back({dims, #name, T, [](const auto &g, auto *in, auto *out, cudaStream_t s) {                      \
+    type.push_back({dims, points, #name, T, [](const auto &g, auto *in, auto *out, cudaStream_t s) {              \
                         return name(g.padded(in), g.size_buffer(), g.cells(out), s);                              \
                     }});
+#define J(dims, type, T, name) PULSE_JACOBI_ENTRY(dims, dims == 2 ? 5 : 7, type, T, name)
+#define JB(type, T, name) PULSE_JACOBI_ENTRY(2, 9, type, T, name)
     PULSE_JACOBI
+#undef JB
 #undef J
+#undef PULSE_JACOBI_ENTRY
     int failures = 0;
-    for (const Size &s : {size2, size3}) {
-        if (!(s.dims == 2 ? want2 : want3)) continue;
+    for (const Size &s : {size2, box, size3}) {
+        if (!(s.dims == 3 ? want3 : s.points == 9 ? want_box : want2)) continue;
         failures += run_type("f32", f32, s, pad, bench) + run_type("f64", f64, s, pad, bench);
     }
     return bench_exit_status(failures);

@@ -106,6 +106,9 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         // fp32 and fp64, two PEs per lane.
         {"jacobi2d", test::params({{"WAVE", 1}, {"T", 3}, {"PE", 13}, {"TH", 41}, {"BX", 3}, {"BY", 2}})},
         {"jacobi2d", test::params({{"WAVE", 1}, {"F64", 1}, {"T", 2}, {"PE", 45}, {"TH", 23}, {"BX", 2}, {"BY", 3}})},
+        // The 9-point box (BOX), row sweep and wavefront.
+        {"jacobi2d", test::params({{"BOX", 1}, {"T", 2}, {"PE", 19}, {"TH", 9}, {"BX", 3}, {"BY", 2}})},
+        {"jacobi2d", test::params({{"BOX", 1}, {"WAVE", 1}, {"F64", 1}, {"T", 3}, {"PE", 37}, {"TH", 29}, {"BX", 2}, {"BY", 2}})},
         // In 3-D, a wavefront over the tile's planes (rolled: a block of
         // several periods, its history longer than one).
         {"jacobi3d", test::params({{"T", 2}, {"PE", 16}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},

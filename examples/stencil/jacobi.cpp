@@ -26,8 +26,8 @@
 // PE 64, TH 64, rolled and prefetched, the fastest 2-D mapping, docs/benchmarks.md),
 // T (steps per launch, default 4), PE (tile width, 32), TH (tile
 // height, 24: the fastest in fp32 and fp64 at PE 32, docs/benchmarks.md), THREADS=1 (a tile wider than 32 over the warps of a block),
-// F64=1 for fp64, BX, BY (tiles across and down at the generation-time sizes
-// the reference and tests use).
+// F64=1 for fp64, BOX=1 for the 9-point box instead of the star, BX, BY (tiles
+// across and down at the generation-time sizes the reference and tests use).
 #include <algorithm>
 
 #include "pulse/pulse.h"
@@ -56,6 +56,18 @@ Spec jacobi2d(const Params &params) {
     Expr previous = U(x, y, t - 1, bx, by);
     Expr star = cast(type, Expr(0.25)) * (((U(x - 1, y, t - 1, bx, by) + U(x + 1, y, t - 1, bx, by)) + U(x, y - 1, t - 1, bx, by)) +
                                           U(x, y + 1, t - 1, bx, by));
+    if (params.get_int("BOX", 0, 0, 1)) {
+        // BOX=1: the 9-point box, the mean of the 3 x 3 cells around (rows in
+        // order, each left to right: benchmarks/jacobi_bench.cu sums the same way).
+        Expr sum;
+        for (int dy = -1; dy <= 1; dy++) {
+            for (int dx = -1; dx <= 1; dx++) {
+                Expr cell = U(x + dx, y + dy, t - 1, bx, by);
+                sum = sum.defined() ? sum + cell : cell;
+            }
+        }
+        star = cast(type, Expr(1.0 / 9.0)) * sum;
+    }
     Expr interior = gx >= 1 && gx < n(0) - 1 && gy >= 1 && gy < n(1) - 1;
     U(x, y, t, bx, by) = select(t == 0, u(gx, gy), select(cone, select(interior, star, previous)));
     const int lo = steps - overreach;
