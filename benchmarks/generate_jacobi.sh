@@ -11,14 +11,14 @@
 #                    parameters T (steps per launch), TH (tile rows), PE (tile
 #                    columns), WAVE=1 (the steps as a wavefront down the tile),
 #                    BOX=1 (the 9-point box: the benchmark's jacobi2d9 problem),
-#                    or a generator flag as for jacobi3d (default "T=4,TH=24
-#                    T=4,TH=24,PE=64 WAVE=1,T=6,PE=64,TH=64,--unroll-steps=0,--prefetch
-#                    WAVE=1,T=6,PE=64,TH=128,--unroll-steps=0,--prefetch T=4,TH=16
-#                    T=4,TH=32 T=2,TH=16 T=8,TH=48": the fastest of
-#                    docs/benchmarks.md's search and the earlier row sweeps; "" for none)
+#                    or a generator flag as for jacobi3d; default: the row sweeps
+#                    "T=4,TH=24 T=4,TH=24,PE=64 T=8,TH=48" and the line "2 ..." of
+#                    benchmarks/jacobi_best_mappings.txt (what the last search
+#                    found fastest: benchmarks/search_jacobi.sh); "" for none
 #   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
-#                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN; --prefetch: pf) (default
-#                    "T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132"; "" for none)
+#                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN;
+#                    --prefetch: pf); default "T=2,TH=8,TZ=48 T=2,TH=8,TZ=132" and
+#                    the line "3 ..." of benchmarks/jacobi_best_mappings.txt
 #   JACOBI_TYPES     types (default "f32 f64")
 set -euo pipefail
 usage="usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR"
@@ -27,6 +27,13 @@ mkdir -p "${2:?$usage}"
 out="$(cd "$2" && pwd)"
 [[ -x "$build/examples/stencil" ]] || { echo "no $build/examples/stencil: build the stencil example first"; exit 1; }
 header="$out/pulse_jacobi.h"
+# The mappings on line "DIMS ..." of the search's result file (none if absent).
+best_mappings() {
+  local file
+  file="$(dirname "$0")/jacobi_best_mappings.txt"
+  [[ -f "$file" ]] && awk -v d="$1" '$1 == d { $1 = ""; print }' "$file"
+  return 0
+}
 entries=()
 includes=()
 for type in ${JACOBI_TYPES:-f32 f64}; do
@@ -36,8 +43,9 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     *) echo "unknown type $type (f32 or f64)"; exit 2 ;;
   esac
   for dims in 2 3; do
-    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=4,TH=24 T=4,TH=24,PE=64 WAVE=1,T=6,PE=64,TH=64,--unroll-steps=0,--prefetch WAVE=1,T=6,PE=64,TH=128,--unroll-steps=0,--prefetch T=4,TH=16 T=4,TH=32 T=2,TH=16 T=8,TH=48}"
-    else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=96 T=2,TH=8,TZ=132 T=2,TH=12,TZ=132}"; fi
+    if [[ $dims == 2 ]]; then mappings="${JACOBI_MAPPINGS-T=4,TH=24 T=4,TH=24,PE=64 T=8,TH=48 $(best_mappings 2)}"
+    else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=132 $(best_mappings 3)}"; fi
+    mappings="$(tr ' ' '\n' <<<"$mappings" | awk 'NF && !seen[$0]++' | tr '\n' ' ')"
     for mapping in $mappings; do
       tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/; s/--prefetch/pf/' | tr -d '=' | tr ',' '_')"
       name="jacobi${dims}d_${type}_$tag"
