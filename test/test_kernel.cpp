@@ -2,6 +2,7 @@
 // executor and equals the reference interpreter at odd sizes, with outputs
 // NaN-poisoned first; cropped outputs (run-time sizes smaller than the spec's,
 // tails) are written exactly inside their extents.
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -125,6 +126,42 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
             CHECK(execute_against_reference(c, crop) == "");
             INFO("time loop rolled");
             CHECK(execute_against_reference(c, crop, rolled) == "");
+        }
+    }
+}
+
+TEST_CASE("the Jacobi kernels compute the interpreter's bits, star and box, one and two PEs per lane", "[kernel][stencil]") {
+    // Float sums in the spec's order: no tolerance. Row sweeps and wavefronts
+    // (rolled and prefetched), fp32 and fp64.
+    KernelOptions rolled;
+    rolled.max_unrolled_steps = 0;
+    rolled.prefetch_walks = true;
+    for (int box : {0, 1}) {
+        for (const Case &c :
+             {Case{"jacobi2d", test::params({{"BOX", box}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 2}})},
+              Case{"jacobi2d", test::params({{"BOX", box}, {"F64", 1}, {"T", 3}, {"PE", 13}, {"TH", 11}, {"BX", 2}, {"BY", 2}})},
+              Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"T", 3}, {"PE", 45}, {"TH", 23}, {"BX", 2}, {"BY", 2}})},
+              Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"F64", 1}, {"T", 2}, {"PE", 64}, {"TH", 17}, {"BX", 2}, {"BY", 2}})}}) {
+            for (const KernelOptions &options : {KernelOptions{}, rolled}) {
+                INFO("box " << box << ", rolled " << (options.max_unrolled_steps == 0));
+                Spec spec = build_spec(c.spec, c.params);
+                ir::UreProgram program = spec.output.lower();
+                kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), c.spec, {"u", "n"}, options);
+                optimize_kernel(kernel);
+                Buffers inputs = random_input_buffers(program, 5);
+                Buffers expected = ir::realize(program, inputs);
+                Buffers buffers = inputs;
+                for (auto &[name, b] : expected) {  // poisoned: NaN where the kernel writes nothing
+                    Halide::Buffer<> out = b.copy();
+                    if (out.type() == Halide::Float(32)) Halide::Buffer<float>(out).fill(NAN);
+                    else Halide::Buffer<double>(out).fill(NAN);
+                    buffers[name] = out;
+                }
+                execute_kernel(kernel, buffers);
+                Buffers actual;
+                for (const auto &[name, b] : expected) actual[name] = buffers.at(name);
+                CHECK(compare_outputs(expected, actual, 0.0) == "");
+            }
         }
     }
 }
