@@ -9,6 +9,7 @@
 set -uo pipefail
 dir="${1:?usage: $0 DIR [LOGS]}"
 logs="${2:-$dir}"
+mkdir -p "$logs" || exit 1
 here="$(cd "$(dirname "$0")" && pwd)"
 runtime="$here/../runtime"
 status=0
