@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command under AddressSanitizer and UndefinedBehaviorSanitizer: a
-# separate build (build-asan, -DPULSE_SANITIZE=ON) and every test that needs no
-# GPU; any sanitizer report fails the test that triggers it. Leak detection is
+# separate build (build-asan, -DPULSE_SANITIZE=ON: the compiler instrumented,
+# every program linked with the sanitizers' runtimes) and every test that needs
+# no GPU; any sanitizer report fails the test that triggers it. Leak detection is
 # off: the frontend's Func graphs hold each other through shared pointers and
 # are released at exit only (a known gap, not a memory error).
 set -euo pipefail
