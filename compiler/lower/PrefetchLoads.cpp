@@ -23,6 +23,41 @@ std::string type_name(Type t) {
     return s.str();
 }
 
+/// The register arrays one prefetch fills, one per type (prefetch.N.TYPE),
+/// each load a slot of its type's array.
+class PrefetchArrays {
+public:
+    PrefetchArrays(kir::NameGenerator &names, int counter) : names(names), counter(counter) {}
+    /// A new slot for `load` in its type's array.
+    IssuedLoad add(const std::string &let_name, const Expr &load) {
+        const std::string tn = type_name(load.type());
+        if (!array_of_type.count(tn)) {
+            array_of_type[tn] = names.fresh(kir::NameGenerator::spell("prefetch", std::to_string(counter)), tn);
+        }
+        const std::string &array = array_of_type[tn];
+        array_type[array] = load.type();
+        return {let_name, load, count[array]++};
+    }
+    const std::string &array_of(const IssuedLoad &l) const { return array_of_type.at(type_name(l.load.type())); }
+    Expr element(const IssuedLoad &l) const { return kir::register_load(l.load.type(), array_of(l), l.slot); }
+    /// `l`'s load with `var` at `at`, into its slot.
+    Stmt issue(const IssuedLoad &l, const std::string &var, const Expr &at) const {
+        return kir::register_store(array_of(l), substitute(var, at, l.load), l.slot);
+    }
+    /// `s` inside the arrays' allocations.
+    Stmt allocate_around(Stmt s) const {
+        for (const auto &[array, t] : array_type) s = kir::allocate_registers(array, t, count.at(array), s);
+        return s;
+    }
+
+private:
+    kir::NameGenerator &names;
+    int counter;
+    std::map<std::string, std::string> array_of_type;  // type name -> array
+    std::map<std::string, Type> array_type;
+    std::map<std::string, int> count;
+};
+
 class Prefetch : public IRMutator {
 public:
     explicit Prefetch(const kir::Kernel &k) : kernel(k), names(k) {}
@@ -47,9 +82,7 @@ public:
         // The loads at the top of the instance that move with the loop
         // (a load that does not is the same every iteration: nothing to overlap).
         std::vector<IssuedLoad> loads;
-        std::map<std::string, std::string> array_of_type;  // type name -> array
-        std::map<std::string, Type> array_type;
-        std::map<std::string, int> count;
+        PrefetchArrays arrays(names, counter);
         std::map<std::string, size_t> index_of;  // let name -> loads index
         Stmt rest = instance->body;  // walks the let chain
         std::vector<std::string> chain;  // the lets before each load: a load reading one stays as it is
@@ -63,36 +96,25 @@ public:
             const Call *c = let->value.as<Call>();
             if (c && c->name == kir::intrinsic::load && expr_uses_var(let->value, op->name) && !reads_chain(let->value) &&
                 kernel.buffer(kir::access_of(c).buffer).placement != kir::Placement::Constant) {
-                std::string tn = type_name(c->type);
-                // One array per type: prefetch.N.TYPE.
-                if (!array_of_type.count(tn)) array_of_type[tn] = names.fresh(kir::NameGenerator::spell("prefetch", std::to_string(counter)), tn);
-                const std::string array = array_of_type[tn];
-                array_type[array] = c->type;
                 index_of[let->name] = loads.size();
-                loads.push_back({let->name, let->value, count[array]++});
+                loads.push_back(arrays.add(let->name, let->value));
             }
             chain.push_back(let->name);
             rest = let->body;
         }
         if (loads.empty()) return IRMutator::visit(op);
         counter++;
-        auto array_of = [&](const IssuedLoad &l) { return array_of_type[type_name(l.load.type())]; };
-        auto element = [&](const IssuedLoad &l) { return kir::register_load(l.load.type(), array_of(l), l.slot); };
-        auto issue = [&](const IssuedLoad &l, const Expr &at) {
-            return kir::register_store(array_of(l), substitute(op->name, at, l.load), l.slot);
-        };
+        auto element = [&](const IssuedLoad &l) { return arrays.element(l); };
         Expr v = Variable::make(op->min.type(), op->name);
         std::vector<Stmt> next, first;
         for (const IssuedLoad &l : loads) {
-            next.push_back(issue(l, v + 1));
-            first.push_back(issue(l, op->min));
+            next.push_back(arrays.issue(l, op->name, v + 1));
+            first.push_back(arrays.issue(l, op->name, op->min));
         }
         Stmt body = rebuild(instance->body, index_of, loads, element, Block::make(next), loads.size());
         Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
                               ProducerConsumer::make(instance->name, instance->is_producer, body));
-        Stmt result = Block::make(Block::make(first), loop);
-        for (const auto &[array, t] : array_type) result = kir::allocate_registers(array, t, count[array], result);
-        return result;
+        return arrays.allocate_around(Block::make(Block::make(first), loop));
     }
 
 private:
@@ -142,18 +164,14 @@ private:
         } collect(kernel, op->name);
         body.accept(&collect);
         if (collect.loads.empty()) return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
-        std::map<std::string, std::string> array_of_type;
-        std::map<std::string, Type> array_type;
-        std::map<std::string, int> count;
+        PrefetchArrays arrays(names, counter);
         std::vector<IssuedLoad> loads;
         std::map<Expr, std::string, IRDeepCompare> current;  // load -> the let that holds this block's value
         for (const Expr &load : collect.loads) {
-            std::string tn = type_name(load.type());
-            if (!array_of_type.count(tn)) array_of_type[tn] = names.fresh(kir::NameGenerator::spell("prefetch", std::to_string(counter)), tn);
-            const std::string &array = array_of_type[tn];
-            array_type[array] = load.type();
-            loads.push_back({names.fresh(array, "now"), load, count[array]++});
-            current[load] = loads.back().name;
+            IssuedLoad l = arrays.add("", load);
+            l.name = names.fresh(arrays.array_of(l), "now");
+            current[load] = l.name;
+            loads.push_back(l);
         }
         counter++;
         body = kir::replace_calls(body, [&](const Call *c) -> Expr {
@@ -163,17 +181,13 @@ private:
         Expr v = Variable::make(op->min.type(), op->name);
         std::vector<Stmt> next, first;
         for (const IssuedLoad &l : loads) {
-            const std::string &array = array_of_type[type_name(l.load.type())];
-            next.push_back(kir::register_store(array, substitute(op->name, v + 1, l.load), l.slot));
-            first.push_back(kir::register_store(array, substitute(op->name, op->min, l.load), l.slot));
+            next.push_back(arrays.issue(l, op->name, v + 1));
+            first.push_back(arrays.issue(l, op->name, op->min));
         }
         body = Block::make(Block::make(next), body);
-        for (auto it = loads.rbegin(); it != loads.rend(); ++it) {
-            body = LetStmt::make(it->name, kir::register_load(it->load.type(), array_of_type[type_name(it->load.type())], it->slot), body);
-        }
-        Stmt result = Block::make(Block::make(first), For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
-        for (const auto &[array, t] : array_type) result = kir::allocate_registers(array, t, count[array], result);
-        return result;
+        for (auto it = loads.rbegin(); it != loads.rend(); ++it) body = LetStmt::make(it->name, arrays.element(*it), body);
+        return arrays.allocate_around(
+            Block::make(Block::make(first), For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body)));
     }
 
     /// The let chain of `s` with the loads read from registers, and `issue`
