@@ -297,6 +297,8 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             if (threads && rolled != ((turn & 1) != 0)) continue;
             KernelOptions options;
             if (rolled) options.max_unrolled_steps = 0;
+            // Half the rolled time loops issue each block's input loads a block ahead.
+            if (rolled && (turn & 2) != 0) options.prefetch_walks = true;
             kir::Kernel kernel;
             phase = "lower_to_kernel";
             try {
