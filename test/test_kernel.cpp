@@ -10,6 +10,7 @@
 #include "TestUtil.h"
 
 #include "exec/KernelExecutor.h"
+#include "lower/CheckCmSupport.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "exec/Simulator.h"
@@ -114,6 +115,11 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         // several periods, its history longer than one).
         {"jacobi3d", test::params({{"T", 2}, {"PE", 16}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
         {"jacobi3d", test::params({{"F64", 1}, {"T", 1}, {"PE", 37}, {"TH", 5}, {"TZ", 6}, {"BX", 2}, {"BY", 1}, {"BZ", 3}})},
+        // The tile's plane over the threads of a block, U in shared memory
+        // (PLANE): two warps; fp64 with a partial last warp; nine warps.
+        {"jacobi3d", test::params({{"PLANE", 1}, {"T", 2}, {"PE", 7}, {"TH", 6}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
+        {"jacobi3d", test::params({{"PLANE", 1}, {"F64", 1}, {"T", 1}, {"PE", 11}, {"TH", 5}, {"TZ", 6}, {"BX", 2}, {"BY", 1}, {"BZ", 3}})},
+        {"jacobi3d", test::params({{"PLANE", 1}, {"T", 2}, {"PE", 19}, {"TH", 15}, {"TZ", 7}, {"BX", 1}, {"BY", 2}, {"BZ", 1}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},
@@ -137,13 +143,19 @@ TEST_CASE("the Jacobi kernels compute the interpreter's bits, star and box, one 
     rolled.max_unrolled_steps = 0;
     rolled.prefetch_walks = true;
     for (int box : {0, 1}) {
-        for (const Case &c :
-             {Case{"jacobi2d", test::params({{"BOX", box}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 2}})},
-              Case{"jacobi2d", test::params({{"BOX", box}, {"F64", 1}, {"T", 3}, {"PE", 13}, {"TH", 11}, {"BX", 2}, {"BY", 2}})},
-              Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"T", 3}, {"PE", 45}, {"TH", 23}, {"BX", 2}, {"BY", 2}})},
-              Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"F64", 1}, {"T", 2}, {"PE", 64}, {"TH", 17}, {"BX", 2}, {"BY", 2}})}}) {
+        std::vector<Case> cases{
+            Case{"jacobi2d", test::params({{"BOX", box}, {"T", 2}, {"PE", 45}, {"TH", 9}, {"BX", 2}, {"BY", 2}})},
+            Case{"jacobi2d", test::params({{"BOX", box}, {"F64", 1}, {"T", 3}, {"PE", 13}, {"TH", 11}, {"BX", 2}, {"BY", 2}})},
+            Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"T", 3}, {"PE", 45}, {"TH", 23}, {"BX", 2}, {"BY", 2}})},
+            Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"F64", 1}, {"T", 2}, {"PE", 64}, {"TH", 17}, {"BX", 2}, {"BY", 2}})}};
+        if (!box) {
+            // 3-D with the tile's plane in shared memory (PLANE), fp32 and fp64.
+            cases.push_back({"jacobi3d", test::params({{"PLANE", 1}, {"T", 3}, {"PE", 9}, {"TH", 8}, {"TZ", 10}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
+            cases.push_back({"jacobi3d", test::params({{"PLANE", 1}, {"F64", 1}, {"T", 2}, {"PE", 13}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
+        }
+        for (const Case &c : cases) {
             for (const KernelOptions &options : {KernelOptions{}, rolled}) {
-                INFO("box " << box << ", rolled " << (options.max_unrolled_steps == 0));
+                INFO(c.spec << ", box " << box << ", rolled " << (options.max_unrolled_steps == 0));
                 Spec spec = build_spec(c.spec, c.params);
                 ir::UreProgram program = spec.output.lower();
                 kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), c.spec, {"u", "n"}, options);
@@ -426,9 +438,9 @@ TEST_CASE("an array over the warps of a block moves values across them through s
     CHECK(barriers > 0);
     CHECK(shuffles == 2 * barriers);
     // Too wide for a block.
-    Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"THREADS", 1}, {"RT", 1}}));
+    Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 1100}, {"THREADS", 1}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}),
-                        Contains("a block runs at most 256 (8 warps)"));
+                        Contains("a block runs at most 1024 (32 warps)"));
     // Moves that need more shared memory than a block has are refused (25 rows x 256 threads x 2 halves x 4 B).
     Spec tall = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 256}, {"THREADS", 1}, {"RT", 25}}));
     kir::Kernel too_much = lower_to_kernel(compile_to_systolic(tall.output.lower()), "k", {"x", "w"});
@@ -437,6 +449,58 @@ TEST_CASE("an array over the warps of a block moves values across them through s
     Spec lanes = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(lanes.output.lower()), "k", {"x", "w"}),
                         Contains("or spread it over the warps of a block with gpu_threads(s)"));
+}
+
+TEST_CASE("a Func held in shared memory moves across the whole block, one barrier per group of steps", "[kernel][stencil]") {
+    // jacobi3d PLANE: the tile's 13 x 7 plane over the threads of a block
+    // (91 PEs, 3 warps), neighbours in y 13 threads away.
+    const Params plane = test::params({{"PLANE", 1}, {"T", 2}, {"PE", 13}, {"TH", 7}, {"TZ", 9}});
+    ir::UreProgram program = build_spec("jacobi3d", plane).output.lower();
+    KernelOptions rolled;
+    rolled.max_unrolled_steps = 0;
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"}, rolled);
+    CHECK(kernel.warps_per_array == 3);
+    CHECK(kernel.shared_state == std::vector<std::string>{"U"});
+    std::ostringstream lowered;
+    kir::print(lowered, kernel);
+    CHECK_THAT(lowered.str(), Contains("U: held in shared memory") && Contains("pulse.array_shift(U.carry[2], 13, (uint1)1)"));
+    optimize_kernel(kernel);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    const std::string ir = text.str();
+    CHECK_THAT(ir, !Contains("pulse.array_shift(") && Contains("in GPUShared"));
+    // Each computed step moves one value; batched, a barrier serves several.
+    size_t barriers = 0, updates = 0;
+    for (size_t at = ir.find("pulse.barrier()"); at != std::string::npos; at = ir.find("pulse.barrier()", at + 1)) barriers++;
+    for (size_t at = ir.find("0.125000f*"); at != std::string::npos; at = ir.find("0.125000f*", at + 1)) updates++;
+    CHECK(barriers > 0);
+    CHECK(2 * barriers <= updates);
+    CHECK_THROWS_WITH(check_cm_support(kernel, CmTarget::gen9()),
+                      Contains("holds U in shared memory (U.store_in(MemoryType::Shared))") && Contains("drop store_in"));
+
+    // Refused: a store_in(Shared) array of one warp; a tap further than a
+    // warp without it; Global, and a compute_at level, for a Func.
+    ir::UreProgram small = build_spec("jacobi3d", test::params({{"PLANE", 1}, {"T", 2}, {"PE", 6}, {"TH", 5}})).output.lower();
+    CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(small), "k", {"u", "n"}),
+                      Contains("U.store_in(MemoryType::Shared)") && Contains("30 PEs run on one warp") &&
+                          Contains("give the array more than 32 PEs"));
+    ir::UreProgram unstaged = build_spec("jacobi3d", test::params({{"PLANE", 1}, {"T", 2}, {"PE", 33}, {"TH", 5}})).output.lower();
+    unstaged.schedule.stagings.clear();
+    CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(unstaged), "k", {"u", "n"}),
+                      Contains("a tap of U moves 33 PEs, further than a warp") &&
+                          Contains("hold U in shared memory (U.store_in(MemoryType::Shared))"));
+    ir::UreProgram global = program;
+    for (ir::Staging &st : global.schedule.stagings) {
+        if (st.source == "U") st.memory = MemoryType::Global;
+    }
+    CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(global), "k", {"u", "n"}),
+                      Contains("U.store_in(MemoryType::Global)") && Contains("a recurrence's values stay on chip"));
+    ir::UreProgram placed = program;
+    for (ir::Staging &st : placed.schedule.stagings) {
+        if (st.source == "U") st.compute_at_func = "U", st.compute_at_loop = "bx";
+    }
+    CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(placed), "k", {"u", "n"}),
+                      Contains("lives for one array instance; drop compute_at(U, bx)"));
 }
 
 TEST_CASE("an input cached in shared memory is staged per array instance, between barriers", "[kernel]") {
@@ -573,6 +637,9 @@ TEST_CASE("tiles inside the grid take the update without the boundary test, and 
         // warp: the test covers every lane's column); 3 x 3 x 3 tiles.
         {{"jacobi3d", test::params({{"F64", 1}, {"T", 1}, {"PE", 32}, {"TH", 5}, {"TZ", 6}, {"BX", 3}, {"BY", 3}, {"BZ", 3}})},
          {90, 9, 12}},
+        // The plane over a block (PLANE), T 1: tiles of 12 x 9 x 6 write 10 x 7 x 4; 3 x 3 x 3 tiles.
+        {{"jacobi3d", test::params({{"PLANE", 1}, {"T", 1}, {"PE", 12}, {"TH", 9}, {"TZ", 6}, {"BX", 3}, {"BY", 3}, {"BZ", 3}})},
+         {30, 21, 12}},
     };
     KernelOptions rolled;
     rolled.max_unrolled_steps = 0;

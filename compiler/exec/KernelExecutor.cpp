@@ -610,7 +610,9 @@ void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress 
                          kir::max_warps_per_array, "]");
     }
     kir::on_large_stack([&] {
+        // Narrow per-thread values for the common sizes: one warp, up to 8 warps, a whole block.
         if (kernel.warps_per_array == 1) Executor<warp_size>(kernel, buffers).run(progress);
+        else if (kernel.warps_per_array <= 8) Executor<warp_size * 8>(kernel, buffers).run(progress);
         else Executor<warp_size * kir::max_warps_per_array>(kernel, buffers).run(progress);
     });
 }

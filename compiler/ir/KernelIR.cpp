@@ -52,9 +52,30 @@ Expr lane_shift(const Expr &value, int64_t dp) {
     return shuffle(dp > 0 ? intrinsic::shfl_up : intrinsic::shfl_down, value, make_const(Int(32), dp > 0 ? dp : -dp));
 }
 
-Expr array_shift(const Expr &value, int64_t dp) {
-    return Call::make(value.type(), intrinsic::array_shift, {value, make_const(Int(32), dp)}, Call::PureExtern);
+Expr array_shift(const Expr &value, int64_t dp, bool through_shared) {
+    std::vector<Expr> args{value, make_const(Int(32), dp)};
+    if (through_shared) args.push_back(const_true());
+    return Call::make(value.type(), intrinsic::array_shift, args, Call::PureExtern);
 }
+
+int64_t shared_bytes(const Stmt &s) {
+    int64_t bytes = 0;
+    class Sum : public IRVisitor {
+    public:
+        int64_t &total;
+        explicit Sum(int64_t &t) : total(t) {}
+        using IRVisitor::visit;
+        void visit(const Allocate *op) override {
+            const int64_t *n = op->extents.size() == 1 ? as_const_int(op->extents[0]) : nullptr;
+            if (op->memory_type == Halide::MemoryType::GPUShared && n) total += *n * op->type.bytes();
+            IRVisitor::visit(op);
+        }
+    } sum(bytes);
+    s.accept(&sum);
+    return bytes;
+}
+
+bool shifts_through_shared(const Call *shift) { return shift->args.size() > 2 && is_const_one(shift->args[2]); }
 
 Stmt barrier() { return Evaluate::make(Call::make(Int(32), intrinsic::barrier, {}, Call::Extern)); }
 
@@ -363,6 +384,7 @@ static void print_unwrapped(std::ostream &out, const Kernel &k) {
         if (!b.is_output && b.cache != InputCache::Registers) out << ", cached in " << to_string(b.cache);
         out << "\n";
     }
+    for (const std::string &f : k.shared_state) out << "  " << f << ": held in shared memory, moved through it\n";
     out << "  grid (warps, innermost first):";
     if (k.grid.empty()) out << " one warp";
     for (const GridLoop &g : k.grid) out << " " << g.var << " in [" << g.min << ", " << g.min << " + " << g.extent << ")";

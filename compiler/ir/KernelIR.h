@@ -31,6 +31,11 @@
 //     MemoryType::GPUShared: one copy per array, Load/Store at run-time
 //     indices) and `barrier`s. Between two barriers, no element of shared
 //     memory is written by one warp and read or written by another.
+//   - A Func held in shared memory (`F.store_in(MemoryType::Shared)`,
+//     Kernel::shared_state): its moves are array_shifts marked "through
+//     shared", of any distance below the array's threads; each step's values
+//     are written to shared memory by every thread and read back by their
+//     neighbours (a tile of the grid over the threads of a block).
 #ifndef PULSE_KERNEL_IR_H
 #define PULSE_KERNEL_IR_H
 
@@ -54,8 +59,8 @@ constexpr const char *lane_var = "lane";
 constexpr const char *warp_index_var = "warp.index";
 /// The warp's index in its array, 0 .. warps_per_array - 1 (Int(32)).
 constexpr const char *array_warp_var = "array.warp";
-/// The most warps one array may span (one CUDA block).
-constexpr int max_warps_per_array = 8;
+/// The most warps one array may span (one CUDA block of 1024 threads).
+constexpr int max_warps_per_array = 32;
 /// Static shared memory of one block (CUDA's limit without opting in to more).
 constexpr int64_t shared_bytes_per_block = 48 * 1024;
 
@@ -111,6 +116,9 @@ struct Kernel {
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     int min_blocks_per_sm = 0;       ///< blocks an SM must hold at once (CUDA __launch_bounds__); 0: no bound
+    /// Funcs whose values move between the array's threads through shared
+    /// memory (`F.store_in(MemoryType::Shared)`), in the order declared.
+    std::vector<std::string> shared_state;
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
     /// What the kernel computes, for the comment block of printed code.
@@ -140,7 +148,9 @@ constexpr const char *shfl_down = "pulse.shfl_down";       ///< (v, d): v on lan
 constexpr const char *shfl_idx = "pulse.shfl_idx";         ///< (v, l): v on lane l
 /// (cond, dp): the nearest lane l - k*dp (k >= 0) where cond holds, -1 if none.
 constexpr const char *chain_source = "pulse.chain_source";
-/// (v, d): v on the array's thread t - d (d of either sign; own v outside the array).
+/// (v, d[, through_shared]): v on the array's thread t - d (d of either
+/// sign; own v outside the array). With a third argument `true`, the move
+/// goes through shared memory whatever its distance (a Func in shared memory).
 constexpr const char *array_shift = "pulse.array_shift";
 /// (): every thread of the array waits until all have arrived (Evaluate).
 constexpr const char *barrier = "pulse.barrier";
@@ -157,8 +167,13 @@ constexpr const char *store = "pulse.store";
 Halide::Expr shuffle(const char *which, const Halide::Expr &value, const Halide::Expr &amount);
 /// `value` as lane l - dp holds it (shfl_up for dp > 0, shfl_down for dp < 0).
 Halide::Expr lane_shift(const Halide::Expr &value, int64_t dp);
-/// `value` as the array's thread t - dp holds it (array_shift).
-Halide::Expr array_shift(const Halide::Expr &value, int64_t dp);
+/// `value` as the array's thread t - dp holds it (array_shift), moved
+/// through shared memory if `through_shared`.
+Halide::Expr array_shift(const Halide::Expr &value, int64_t dp, bool through_shared = false);
+/// Bytes of the shared arrays (MemoryType::GPUShared, constant size) `s` allocates.
+int64_t shared_bytes(const Halide::Internal::Stmt &s);
+/// True if the array_shift `shift` is marked through shared memory.
+bool shifts_through_shared(const Halide::Internal::Call *shift);
 /// A barrier over the array's threads.
 Halide::Internal::Stmt barrier();
 /// True if `condition` holds on every lane of the warp.

@@ -65,6 +65,10 @@ private:
 }  // namespace
 
 void check_cm_support(const kir::Kernel &k, const CmTarget &target) {
+    for (const std::string &f : k.shared_state) {
+        refuse(Refusal::UnsupportedByTarget, f, "CM backend: kernel ", k.name, " holds ", f, " in shared memory (", f,
+               ".store_in(MemoryType::Shared)), which the CM backend does not have: drop store_in (and gpu_threads) for CM");
+    }
     if (k.warps_per_array > 1) {
         refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", k.name, " spreads its array over ", k.warps_per_array,
                " warps (gpu_threads on the space loop); a CM array runs on one hardware thread: drop gpu_threads, ",

@@ -1,5 +1,6 @@
 #include "lower/ExchangeAcrossWarps.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -60,12 +61,15 @@ public:
         std::vector<std::pair<std::string, Expr>> in_warp, received;
         std::vector<Stmt> publish;
         std::map<std::string, int> used;  // values of each type in this group so far
+        std::vector<std::pair<Expr, int>> published;  // values every thread writes (through shared), and their slots
         for (const LetStmt *let : group) {
             const Call *shift = kir::as_intrinsic(let->value, kir::intrinsic::array_shift);
             const int64_t *amount = as_const_int(shift->args[1]);
-            if (!amount || std::abs(*amount) >= kir::warp_size) {
-                compile_error("kernel ", kernel.name, ": ", let->name, " moves values by ", shift->args[1],
-                              " threads; moves across warps must be constants below ", kir::warp_size);
+            const bool through_shared = kir::shifts_through_shared(shift);
+            const int limit = through_shared ? threads : kir::warp_size;
+            if (!amount || std::abs(*amount) >= limit) {
+                compile_error("kernel ", kernel.name, ": ", let->name, " moves values by ", shift->args[1], " threads; moves ",
+                              through_shared ? "through shared memory" : "across warps", " must be constants below ", limit);
             }
             const int d = (int)*amount;
             const Expr value = shift->args[0];
@@ -75,9 +79,29 @@ public:
             }
             const Type t = value.type();
             const std::string buffer = exchange_buffer(t);  // exchange.TYPE
-            const int slot = used[buffer]++;
-            auto &entry = buffers.emplace(buffer, std::make_pair(t, 0)).first->second;
-            entry.second = std::max(entry.second, slot + 1);
+            auto slot_of = [&](const Expr &v) {
+                const int slot = used[buffer]++;
+                auto &entry = buffers.emplace(buffer, std::make_pair(t, 0)).first->second;
+                entry.second = std::max(entry.second, slot + 1);
+                return slot;
+            };
+            if (through_shared) {
+                // Every thread writes the value once (its moves share the
+                // slot) and reads thread t - d's, inside the array.
+                auto it = std::find_if(published.begin(), published.end(), [&](const auto &p) { return equal(p.first, value); });
+                if (it == published.end()) {
+                    published.push_back({value, slot_of(value)});
+                    it = published.end() - 1;
+                    Expr base = phase * half_size(buffer) + it->second * threads;
+                    publish.push_back(Store::make(buffer, value, base + thread, Parameter(), const_true(), ModulusRemainder()));
+                }
+                Expr base = phase * half_size(buffer) + it->second * threads;
+                Expr inside = d > 0 ? thread >= d : thread < threads + d;
+                Expr from_shared = Load::make(t, buffer, base + thread - d, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+                received.push_back({let->name, select(inside, from_shared, value)});
+                continue;
+            }
+            const int slot = slot_of(value);
             Expr base = phase * half_size(buffer) + slot * threads;
             // Senders: the lanes whose value leaves their warp; receivers: the
             // lanes whose source sits in the neighbouring warp of the array.
@@ -123,24 +147,6 @@ private:
     }
 };
 
-/// Bytes of the shared arrays `s` allocates.
-int64_t shared_bytes(const Stmt &s) {
-    int64_t bytes = 0;
-    class Sum : public IRVisitor {
-    public:
-        int64_t &total;
-        explicit Sum(int64_t &t) : total(t) {}
-        using IRVisitor::visit;
-        void visit(const Allocate *op) override {
-            const int64_t *n = op->extents.size() == 1 ? as_const_int(op->extents[0]) : nullptr;
-            if (op->memory_type == Halide::MemoryType::GPUShared && n) total += *n * op->type.bytes();
-            IRVisitor::visit(op);
-        }
-    } sum(bytes);
-    s.accept(&sum);
-    return bytes;
-}
-
 }  // namespace
 
 void exchange_across_warps(kir::Kernel &kernel) {
@@ -153,7 +159,7 @@ void exchange_across_warps(kir::Kernel &kernel) {
     body = kir::allocate_registers(lower.phase_name, Int(32), 1, body);
     // Two halves, each an element per thread for every value a barrier moves.
     std::map<std::string, Expr> sizes;
-    int64_t bytes = shared_bytes(kernel.body);  // staged inputs (stage_in_shared)
+    int64_t bytes = kir::shared_bytes(kernel.body);  // staged inputs (stage_in_shared)
     for (const auto &[name, entry] : lower.buffers) {
         const int half = entry.second * kernel.array_threads();
         sizes[lower.half_names.at(name)] = make_const(Int(32), half);

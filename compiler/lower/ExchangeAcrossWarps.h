@@ -6,7 +6,12 @@
 // the neighbouring warp, a write to shared memory, a barrier and a read. A
 // run of moves that do not read one another (one array step's) shares one
 // barrier.
-// Consecutive moves use the two halves of the shared array in turn (a phase
+// A move marked through shared memory (a Func held there,
+// `F.store_in(MemoryType::Shared)`) may span any number of warps below the
+// array's threads: every thread writes the value (once per run, whatever
+// the number of moves that read it), and every thread whose source lies
+// inside the array reads its source's element after the barrier.
+// Consecutive runs use the two halves of the shared array in turn (a phase
 // kept in a register), so a half is written again only after a later
 // barrier that every reader of it has passed: one barrier per run suffices.
 #ifndef PULSE_EXCHANGE_ACROSS_WARPS_H
@@ -17,7 +22,9 @@
 namespace pulse {
 
 /// Lowers every array_shift of `kernel` as above; nothing to do for an array
-/// of one warp. Throws CompileError for a move of 32 threads or more.
+/// of one warp. Throws CompileError for a move of 32 threads or more (of the
+/// array's threads or more through shared memory), and a ResourceLimit
+/// refusal where the shared arrays outgrow a block's static shared memory.
 void exchange_across_warps(kir::Kernel &kernel);
 
 }  // namespace pulse

@@ -269,7 +269,8 @@ private:
 
     /// `value` as the PE (thread) dp below holds it: a warp shuffle, or a
     /// move across the array's warps.
-    Expr shift(const Expr &value, int64_t dp) const {
+    Expr shift(const Expr &value, int64_t dp, bool through_shared) const {
+        if (through_shared) return kir::array_shift(value, dp, true);
         return kernel.warps_per_array > 1 ? kir::array_shift(value, dp) : kir::lane_shift(value, dp);
     }
 
@@ -282,9 +283,14 @@ private:
         for (const ir::Staging &s : source.schedule.stagings) {
             bool is_input = false;
             for (const ir::InputDecl &in : source.inputs) is_input |= in.name == s.source;
+            if (!is_input && s.source == s.consumer && is_recurrence(s.source)) {
+                hold_in_shared_memory(s);
+                continue;
+            }
             if (!is_input) {
                 compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): staging a Func is not supported; ",
-                              "stage an input instead");
+                              "stage an input instead, or hold the Func's own values in shared memory with ", s.source,
+                              ".store_in(MemoryType::Shared)");
             }
             kir::BufferArg &b = kernel.buffer(s.source);
             kir::InputCache cache = !s.memory || *s.memory == MemoryType::Register ? kir::InputCache::Registers
@@ -292,6 +298,45 @@ private:
                                                                                  : kir::InputCache::L1;
             b.cache = cache;
         }
+    }
+
+    bool is_recurrence(const std::string &func) const {
+        for (const sys::Variable &v : program.variables) {
+            if (v.name == func) return true;
+        }
+        return false;
+    }
+
+    /// `F.store_in(MemoryType::Shared)` on a recurrence: its values move
+    /// between the array's threads through shared memory, at any distance
+    /// within the block (a tile of the grid over the threads of a block).
+    /// Register is the default; Global has no meaning for a value that
+    /// never leaves the chip.
+    void hold_in_shared_memory(const ir::Staging &s) {
+        const std::string what = "kernel " + name + ": " + s.source + ".store_in(MemoryType::" +
+                                 (s.memory ? to_string(*s.memory) : "Register") + ")";
+        if (!s.memory || *s.memory == MemoryType::Register) return;
+        if (*s.memory == MemoryType::Global) {
+            compile_error(what, ": a recurrence's values stay on chip; hold them in registers (the default) or in ",
+                          "shared memory (MemoryType::Shared)");
+        }
+        if (s.compute_at_loop) {
+            compile_error(what, ": a Func held in shared memory lives for one array instance; drop compute_at(",
+                          *s.compute_at_func, ", ", *s.compute_at_loop, ")");
+        }
+        if (kernel.warps_per_array <= 1) {
+            const std::string &space = source.schedule.transform->destination_loops.front();
+            compile_error(what, ": shared memory holds values for the threads of a block, but the array's ", program.pe_count,
+                          " PEs run on one warp, where shuffles move them: ",
+                          source.schedule.gpu_threads.empty() ? "spread the PEs over the threads of a block with gpu_threads(" + space + ")"
+                                                              : "give the array more than " + std::to_string(kir::warp_size) + " PEs",
+                          ", or drop store_in");
+        }
+        kernel.shared_state.push_back(s.source);
+    }
+
+    bool in_shared_memory(const std::string &func) const {
+        return std::find(kernel.shared_state.begin(), kernel.shared_state.end(), func) != kernel.shared_state.end();
     }
 
     /// Where a copy in shared memory is made: once per array instance, so its
@@ -690,8 +735,16 @@ private:
             std::string key;
             Expr value = value_at(var, copy, when, source_slot, &key);
             if (lanes_up == 0 || key.empty()) return value;
-            if (std::abs(lanes_up) >= kir::warp_size) {
-                refuse(Refusal::TapBeyondWarp, var, "kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp");
+            const bool through_shared = in_shared_memory(var);
+            if (through_shared && std::abs(lanes_up) >= kernel.array_threads()) {
+                refuse(Refusal::TapBeyondWarp, var, "kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than the ",
+                       kernel.array_threads(), " threads of its block");
+            }
+            if (!through_shared && std::abs(lanes_up) >= kir::warp_size) {
+                refuse(Refusal::TapBeyondWarp, var, "kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than a warp",
+                       kernel.warps_per_array > 1 ? "; hold " + var + " in shared memory (" + var +
+                                                        ".store_in(MemoryType::Shared)) to move it across the block"
+                                                  : std::string());
             }
             const char *direction = lanes_up < 0 ? "up" : "down";
             const std::string moved = kir::NameGenerator::spell(key, direction, std::abs(lanes_up));
@@ -700,7 +753,7 @@ private:
                 // Steps read one value at several distances in time: the let of
                 // a later step is still inside an earlier one's, and `names` gives it its own name.
                 std::string n = names.fresh(key, direction, std::abs(lanes_up));
-                step.push_back({n, shift(value, -lanes_up), Stmt()});
+                step.push_back({n, shift(value, -lanes_up, through_shared), Stmt()});
                 it = shuffled.emplace(moved, n).first;
             }
             return Variable::make(value.type(), it->second);
@@ -794,7 +847,7 @@ private:
                         step.push_back({prev, make_zero(st.type), Stmt()});
                         for (int64_t r = 1; r <= rounds; r++) {
                             std::string heard = names.fresh(own_name, "heard", r);
-                            step.push_back({heard, shift(Variable::make(st.type, prev), tap.dp), Stmt()});
+                            step.push_back({heard, shift(Variable::make(st.type, prev), tap.dp, in_shared_memory(tap.var)), Stmt()});
                             std::string next = names.fresh(own_name, "round", r);
                             step.push_back({next, replace_tap(body, tap, Variable::make(st.type, heard)), Stmt()});
                             prev = next;

@@ -8,6 +8,7 @@
 #include "analysis/CheckWellDefined.h"
 #include "ir/ExactSimplify.h"
 #include "ir/ReferenceOrder.h"
+#include "lower/BatchExchanges.h"
 #include "lower/CheckCmSupport.h"
 #include "lower/ExchangeAcrossWarps.h"
 #include "lower/HoistLoads.h"
@@ -53,6 +54,7 @@ const KernelPass kernel_passes[] = {
     {"peel_loops", any_target<peel_loops>, always},
     {"stage_in_shared", any_target<stage_in_shared>, always},
     {"specialize_interior", any_target<specialize_interior>, always},
+    {"batch_exchanges", any_target<batch_exchanges>, always},
     {"exchange_across_warps", any_target<exchange_across_warps>, always},
     {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},
     {"check_cm_support", check_cm_support_pass, is_cm},

@@ -106,12 +106,13 @@ Spec jacobi2d(const Params &params) {
 // only about three planes of TH rows per PE in registers instead of the whole
 // tile. Parameters and the overlap as in jacobi2d, with TZ (tile planes,
 // default 32) and BZ; n is the grid's size (three elements) and u's pad T
-// cells on every side.
+// cells on every side. PLANE=1 maps the tile's PE x TH plane onto the
+// threads of a block instead, U held in shared memory (below).
 Spec jacobi3d(const Params &params) {
     const Type type = params.get_int("F64", 0, 0, 1) ? Float(64) : Float(32);
     const int steps = params.get_int("T", 2, 1, 16);
     const int PE = params.get_int("PE", std::max(32, 2 * steps + 2), 2 * steps + 1, 256);
-    const int TH = params.get_int("TH", std::max(8, 2 * steps + 2), 2 * steps + 1, 64);
+    const int TH = params.get_int("TH", std::max(8, 2 * steps + 2), 2 * steps + 1, 1024);
     const int TZ = params.get_int("TZ", std::max(64, 2 * steps + 2), 2 * steps + 1, 1024);
     const int BX = params.get_int("BX", 2, 1, 1 << 20), BY = params.get_int("BY", 2, 1, 1 << 20),
               BZ = params.get_int("BZ", 2, 1, 1 << 20);
@@ -133,8 +134,21 @@ Spec jacobi3d(const Params &params) {
                              U(x, y, z, t, bx, by, bz));
     U.merge_ures(Out).set_bounds(x, 0, PE, y, 0, TH, z, 0, TZ, t, 0, steps + 1, bx, 0, BX, by, 0, BY, bz, 0, BZ);
     U.gpu_blocks(bx, by, bz);
-    U.space_time_transform({x, y, z, t}, {s, time}, {1, 0, 0, 0, /**/ 0, 1, TH * (steps + 1), TH * (steps + 2)});
-    if (params.get_int("THREADS", 0, 0, 1)) U.gpu_threads(s);
+    if (params.get_int("PLANE", 0, 0, 1)) {
+        // PLANE=1: the tile's PE x TH plane over the threads of a block, one
+        // cell per thread (s = x + PE y), and the planes streamed through
+        // time as a wavefront: plane z of step t runs at (T+1) z + (T+2) t,
+        // one step after plane z+1 of step t-1, so each thread keeps 2T+3
+        // values of its column in registers (2.5-D blocking). Each step's
+        // values go through shared memory, where the neighbours in y (PE
+        // threads away) and x read them: one barrier per step.
+        U.space_time_transform({x, y, z, t}, {s, time}, {1, PE, 0, 0, /**/ 0, 0, steps + 1, steps + 2});
+        U.gpu_threads(s);
+        U.store_in(MemoryType::Shared);
+    } else {
+        U.space_time_transform({x, y, z, t}, {s, time}, {1, 0, 0, 0, /**/ 0, 1, TH * (steps + 1), TH * (steps + 2)});
+        if (params.get_int("THREADS", 0, 0, 1)) U.gpu_threads(s);
+    }
     // The tile's input is loaded where its step is, one plane per wavefront
     // period (CACHE=0 hoists them all into registers at the top: TH x TZ per PE).
     if (params.get_int("CACHE", 1, 0, 1)) u.in(U).store_in(MemoryType::Global);

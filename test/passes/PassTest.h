@@ -68,6 +68,22 @@ inline Halide::Internal::Stmt instance(const Halide::Internal::Stmt &body) {
     return Halide::Internal::ProducerConsumer::make_produce(kir::array_instance_marker, body);
 }
 
+/// A kernel named `name` of `warps` warps per array over 1-D buffers: a grid
+/// loop `b` over the instances needed to cover Out (warps * 32 elements
+/// each), bound by `let b = int32(warp.index)` around the instance marker.
+inline kir::Kernel kernel_over_warps(const std::string &name, int warps, std::vector<kir::BufferArg> buffers,
+                                     const Halide::Internal::Stmt &body) {
+    kir::Kernel k;
+    k.name = name;
+    k.buffers = std::move(buffers);
+    const int threads = warps * kir::warp_size;
+    k.grid.push_back({"b", 0, (kir::buffer_extent("Out", 0) + (threads - 1)) / threads});
+    k.warps_per_array = warps;
+    k.pe_count = threads;
+    k.body = Halide::Internal::LetStmt::make("b", Halide::Internal::Cast::make(Halide::Int(32), kir::warp_index()), instance(body));
+    return k;
+}
+
 /// for (v, min, extent) body, a serial loop unless `type` says otherwise.
 inline Halide::Internal::Stmt serial(const std::string &v, int min, int extent, const Halide::Internal::Stmt &body,
                                      Halide::Internal::ForType type = Halide::Internal::ForType::Serial) {

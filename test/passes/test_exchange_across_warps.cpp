@@ -36,18 +36,8 @@ Stmt instance_in_grid(const Stmt &instance) {
                          ProducerConsumer::make_produce(kir::array_instance_marker, instance));
 }
 
-/// A kernel of `warps` warps per array, 1-D buffers, a grid over the
-/// instances needed to cover Out (warps * 32 elements each).
 kir::Kernel make_kernel(int warps, std::vector<kir::BufferArg> buffers, const Stmt &instance) {
-    kir::Kernel k;
-    k.name = "exchange_test";
-    k.buffers = std::move(buffers);
-    const int threads = warps * kir::warp_size;
-    k.grid.push_back({"b", 0, (kir::buffer_extent("Out", 0) + (threads - 1)) / threads});
-    k.warps_per_array = warps;
-    k.pe_count = threads;
-    k.body = instance_in_grid(instance);
-    return k;
+    return test::kernel_over_warps("exchange_test", warps, std::move(buffers), instance);
 }
 
 /// Element `index` of shared array `array`.
@@ -213,6 +203,68 @@ TEST_CASE("exchange_across_warps leaves a kernel with nothing to move across war
     REQUIRE(test::same_outputs(before, after, test::make_buffers(before, sizes, 9)) == "");
 }
 
+TEST_CASE("exchange_across_warps moves a value held in shared memory once, to readers any distance away",
+          "[passes][exchange_across_warps]") {
+    // Two warps; one run: v moved through shared memory by 1, -1, 33 and -40
+    // (one slot: every thread writes v once), 2v by 5 (a second slot), and
+    // 3v by 0 (the value itself, no slot). Each move reads thread t - d's
+    // element where that thread is inside the array, else keeps the own value.
+    const kir::BufferArg x = test::buffer_arg("x", Int(32), 1, false), out = test::buffer_arg("Out", Int(32), 1, true);
+    Expr i = var("b") * 64 + thread();
+    Expr v = var("v");
+    const std::vector<std::pair<std::string, std::pair<Expr, int>>> moves{
+        {"a", {v, 1}}, {"c", {v, -1}}, {"e", {v, 33}}, {"f", {v, -40}}, {"g", {v * 2, 5}}, {"h", {v * 3, 0}}};
+    Expr sum = var("a") + var("c") * 3 + var("e") * 5 + var("f") * 7 + var("g") * 11 + var("h");
+    Stmt store = kir::store("Out", kir::in_bounds(out, {i}), sum, {i});
+    Stmt body = store;
+    for (size_t k = moves.size(); k-- > 0;) {
+        body = LetStmt::make(moves[k].first, kir::array_shift(moves[k].second.first, moves[k].second.second, true), body);
+    }
+    Stmt instance = LetStmt::make("v", kir::load(Int(32), "x", kir::in_bounds(x, {i}), {i}), body);
+    const kir::Kernel before = make_kernel(2, {x, out}, instance);
+
+    kir::Kernel after = before;
+    exchange_across_warps(after);
+
+    for (int n : {63, 64, 200}) {
+        INFO("Out and x of " << n);
+        Buffers buffers = test::make_buffers(before, {{"x", {n}}, {"Out", {n}}}, 70 + n);
+        REQUIRE(test::same_outputs(before, after, buffers) == "");
+    }
+
+    // Two int32 values a barrier, 64 threads: halves of 128.
+    auto base = [](int slot) { return phase_now() * 128 + slot * 64; };
+    auto received = [&](const std::string &name, const Expr &value, int slot, int d, const Stmt &rest) {
+        Expr inside = d > 0 ? thread() >= d : thread() < 64 + d;
+        return LetStmt::make(name, select(inside, shared_load(Int(32), "exchange.int32", base(slot) + thread() - d), value), rest);
+    };
+    Stmt reads = LetStmt::make("h", v * 3, flip_phase(store));
+    reads = received("g", v * 2, 1, 5, reads);
+    reads = received("f", v, 0, -40, reads);
+    reads = received("e", v, 0, 33, reads);
+    reads = received("c", v, 0, -1, reads);
+    reads = received("a", v, 0, 1, reads);
+    Stmt lowered = Block::make({shared_store("exchange.int32", v, base(0) + thread()), shared_store("exchange.int32", v * 2, base(1) + thread()),
+                                kir::barrier(), reads});
+    Stmt expected = with_exchange_storage({{"exchange.int32", {Int(32), 256}}},
+                                          instance_in_grid(LetStmt::make("v", kir::load(Int(32), "x", kir::in_bounds(x, {i}), {i}), lowered)));
+    REQUIRE_SAME_IR(after.body, expected);
+
+    // The barrier is what orders the writes before the reads: the executor's
+    // race check catches its absence.
+    kir::Kernel no_barrier = after;
+    class DropBarrier : public IRMutator {
+    public:
+        using IRMutator::visit;
+        Stmt visit(const Evaluate *op) override {
+            if (kir::as_intrinsic(op->value, kir::intrinsic::barrier)) return Evaluate::make(0);
+            return op;
+        }
+    } drop;
+    no_barrier.body = drop.mutate(no_barrier.body);
+    REQUIRE(test::same_outputs(before, no_barrier, test::make_buffers(before, {{"x", {64}}, {"Out", {64}}}, 5)) != "");
+}
+
 TEST_CASE("exchange_across_warps refuses a move of a warp or more", "[passes][exchange_across_warps]") {
     // |d| >= 32 would need a source two warps away: a CompileError.
     const kir::BufferArg x = test::buffer_arg("x", Int(32), 1, false), out = test::buffer_arg("Out", Int(32), 1, true);
@@ -222,4 +274,10 @@ TEST_CASE("exchange_across_warps refuses a move of a warp or more", "[passes][ex
     kir::Kernel k = make_kernel(2, {x, out}, instance);
     REQUIRE_THROWS_WITH(exchange_across_warps(k), Contains("far moves values by -32 threads") &&
                                                       Contains("moves across warps must be constants below 32"));
+    // Through shared memory, up to the array's threads (64 here), not beyond.
+    Stmt beyond = LetStmt::make("far", kir::array_shift(kir::load(Int(32), "x", kir::in_bounds(x, {i}), {i}), 64, true),
+                                kir::store("Out", kir::in_bounds(out, {i}), var("far"), {i}));
+    kir::Kernel shared = make_kernel(2, {x, out}, beyond);
+    REQUIRE_THROWS_WITH(exchange_across_warps(shared), Contains("far moves values by 64 threads") &&
+                                                           Contains("moves through shared memory must be constants below 64"));
 }
