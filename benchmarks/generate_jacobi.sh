@@ -15,7 +15,9 @@
 #                    "T=4,TH=24 T=4,TH=24,PE=64 T=8,TH=48" and the line "2 ..." of
 #                    benchmarks/jacobi_best_mappings.txt (what the last search
 #                    found fastest: benchmarks/search_jacobi.sh); "" for none
-#   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, or a generator
+#   JACOBI3D_MAPPINGS  jacobi3d's, of T, TH, TZ (tile planes), PE, PLANE=1 (the
+#                    tile's plane over a block, U in shared memory), BOX=1 (the
+#                    27-point box: the benchmark's jacobi3d27 problem), or a generator
 #                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN;
 #                    --prefetch: pf); default "T=2,TH=8,TZ=48 T=2,TH=8,TZ=132" and
 #                    the line "3 ..." of benchmarks/jacobi_best_mappings.txt
@@ -58,6 +60,8 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
         { echo "FAIL $name:"; cat "$out/$name.log"; exit 1; }
       if [[ $dims == 2 && "$mapping" == *BOX=1* ]]; then
         entries+=("JB($type, ${steps:-4}, $name)")
+      elif [[ $dims == 3 && "$mapping" == *BOX=1* ]]; then
+        entries+=("JB3($type, ${steps:-2}, $name)")
       else
         entries+=("J($dims, $type, ${steps:-$((dims == 2 ? 4 : 2))}, $name)")
       fi

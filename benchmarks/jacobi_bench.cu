@@ -3,8 +3,10 @@
 //   v(x, y) <- 0.25 * (v(x - 1, y) + v(x + 1, y) + v(x, y - 1) + v(x, y + 1))
 // the 2-D 9-point box (jacobi2d with BOX=1)
 //   v(x, y) <- 1/9 * (the sum of the 3 x 3 cells around, rows in order, each left to right)
-// or the 3-D 7-point star (jacobi3d)
+// the 3-D 7-point star (jacobi3d)
 //   v(x, y, z) <- 0.25 * v(x, y, z) + 0.125 * (the sum of its six neighbours)
+// or the 3-D 27-point box (jacobi3d with BOX=1)
+//   v(x, y, z) <- 1/27 * (the sum of the 3 x 3 x 3 cells around, planes in order, each as in 2-D)
 // on the interior of a W x H (x D) grid, its boundary held. Pulse's
 // temporal-blocked kernels (T steps per launch in overlapped tiles, N / T
 // launches, the output of one the input of the next) against a plain kernel
@@ -23,15 +25,15 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<generated> -DWITH_PULSE
 //        -include pulse_jacobi.h benchmarks/jacobi_bench.cu <generated>/jacobi*d_*.cu -o jacobi_bench
 // where pulse_jacobi.h defines PULSE_JACOBI as a list of J(dims, type, T, name)
-// (e.g. J(2, f32, 4, jacobi2d_f32_t4)) and JB(type, T, name) for the 9-point
-// box, and includes each kernel's header.
+// (e.g. J(2, f32, 4, jacobi2d_f32_t4)), JB(type, T, name) for the 9-point
+// box and JB3(type, T, name) for the 27-point box, and includes each kernel's header.
 //
-// Run: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d]
+// Run: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d] [box3d]
 // (default 8192 x 8192 and 512 x 512 x 512, N = 120 steps, rounded up to a
-// multiple of each kernel's T; the box on the 2-D size; every problem unless
+// multiple of each kernel's T; the boxes on the 2-D and 3-D sizes; every problem unless
 // some are named). Prints a table per problem and type and one line
 // `CSV,<problem>,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
-// per row, problem jacobi2d, jacobi2d9 (the box) or jacobi3d (D = 1 in 2-D;
+// per row, problem jacobi2d, jacobi2d9 (the box), jacobi3d or jacobi3d27 (D = 1 in 2-D;
 // benchmarks/plot_jacobi.py reads those). Exits non-zero if a check failed.
 //
 // Roofline: the single-sweep bound, copy bandwidth / (2 * sizeof(T)) cell
@@ -68,14 +70,16 @@ namespace {
 
 using pulse::cuda::DeviceBuffer;
 
-/// A problem: its stencil (points: 5 or 9 in 2-D, 7 in 3-D) on W x H (x D)
+/// A problem: its stencil (points: 5 or 9 in 2-D, 7 or 27 in 3-D) on W x H (x D)
 /// cells (D = 1 in 2-D), N steps.
 struct Size {
     int dims;
     int64_t w, h, d;
     int steps;
     int points = 0;
-    const char *name() const { return dims == 3 ? "jacobi3d" : points == 9 ? "jacobi2d9" : "jacobi2d"; }
+    const char *name() const {
+        return dims == 3 ? (points == 27 ? "jacobi3d27" : "jacobi3d") : points == 9 ? "jacobi2d9" : "jacobi2d";
+    }
 };
 
 /// The two padded grids of one problem.
@@ -137,6 +141,11 @@ __host__ __device__ inline T jacobi_update(const T *c, int dims, int points, int
         return (T)(1.0 / 9.0) * sum;
     }
     if (dims == 2) return (T)0.25 * (((c[-1] + c[1]) + c[-pitch]) + c[pitch]);
+    if (points == 27) {
+        T sum = c[-plane - pitch - 1];
+        for (int k = 1; k < 27; k++) sum = sum + c[(k / 9 - 1) * plane + (k / 3 % 3 - 1) * pitch + (k % 3 - 1)];
+        return (T)(1.0 / 27.0) * sum;
+    }
     return (T)0.25 * c[0] + (T)0.125 * (((((c[-1] + c[1]) + c[-pitch]) + c[pitch]) + c[-plane]) + c[plane]);
 }
 
@@ -300,7 +309,7 @@ Kernel<T> plain_kernel(int dims, int points) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d] (W, H, D >= 3, N >= 1)\n");
+    std::fprintf(stderr, "usage: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d] [box3d] (W, H, D >= 3, N >= 1)\n");
     return 2;
 }
 
@@ -308,7 +317,7 @@ int usage() {
 
 int main(int argc, char **argv) {
     Size size2{2, 8192, 8192, 1, 120, 5}, size3{3, 512, 512, 512, 120, 7};
-    bool want2 = false, want_box = false, want3 = false;
+    bool want2 = false, want_box = false, want3 = false, want_box3 = false;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (a == "--size2d" && i + 3 < argc) {
@@ -324,18 +333,23 @@ int main(int argc, char **argv) {
             want_box = true;
         } else if (a == "3d") {
             want3 = true;
+        } else if (a == "box3d") {
+            want_box3 = true;
         } else {
             return usage();
         }
     }
-    if (!want2 && !want_box && !want3) want2 = want_box = want3 = true;
+    if (!want2 && !want_box && !want3 && !want_box3) want2 = want_box = want3 = want_box3 = true;
     for (const Size &s : {size2, size3})
         if (s.w < 3 || s.h < 3 || (s.dims == 3 && s.d < 3) || s.steps < 1) return usage();
-    Size box = size2;
+    Size box = size2, box3 = size3;
     box.points = 9;
+    box3.points = 27;
     BenchStart bench = start_bench();
-    std::vector<Kernel<float>> f32{plain_kernel<float>(2, 5), plain_kernel<float>(2, 9), plain_kernel<float>(3, 7)};
-    std::vector<Kernel<double>> f64{plain_kernel<double>(2, 5), plain_kernel<double>(2, 9), plain_kernel<double>(3, 7)};
+    std::vector<Kernel<float>> f32{plain_kernel<float>(2, 5), plain_kernel<float>(2, 9), plain_kernel<float>(3, 7),
+                                   plain_kernel<float>(3, 27)};
+    std::vector<Kernel<double>> f64{plain_kernel<double>(2, 5), plain_kernel<double>(2, 9), plain_kernel<double>(3, 7),
+                                    plain_kernel<double>(3, 27)};
     int64_t pad = 1;
 #define PULSE_JACOBI_ENTRY(dims, points, type, T, name)                                                           \
     pad = std::max<int64_t>(pad, T);                                                                              \
@@ -344,13 +358,15 @@ int main(int argc, char **argv) {
                     }});
 #define J(dims, type, T, name) PULSE_JACOBI_ENTRY(dims, dims == 2 ? 5 : 7, type, T, name)
 #define JB(type, T, name) PULSE_JACOBI_ENTRY(2, 9, type, T, name)
+#define JB3(type, T, name) PULSE_JACOBI_ENTRY(3, 27, type, T, name)
     PULSE_JACOBI
+#undef JB3
 #undef JB
 #undef J
 #undef PULSE_JACOBI_ENTRY
     int failures = 0;
-    for (const Size &s : {size2, box, size3}) {
-        if (!(s.dims == 3 ? want3 : s.points == 9 ? want_box : want2)) continue;
+    for (const Size &s : {size2, box, size3, box3}) {
+        if (!(s.points == 27 ? want_box3 : s.dims == 3 ? want3 : s.points == 9 ? want_box : want2)) continue;
         failures += run_type("f32", f32, s, pad, bench) + run_type("f64", f64, s, pad, bench);
     }
     return bench_exit_status(failures);

@@ -6,7 +6,8 @@ usage: benchmarks/plot_jacobi.py LOG... -o DIR
 
 Reads the lines
 `CSV,<problem>,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
-with problem jacobi2d, jacobi2d9 (the 9-point box) or jacobi3d (and the 2-D
+with problem jacobi2d, jacobi2d9 (the 9-point box), jacobi3d or jacobi3d27 (the
+27-point box) (and the 2-D
 lines of earlier logs, without D; anything else is ignored) and writes
 DIR/PROBLEM_roofline.png for each problem with
 rows: a group of bars per type, one bar per kernel, the roofline (1.0) dashed.
@@ -27,7 +28,7 @@ def read_rows(paths):
     rows = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
     skipped = 0
     for fields in csv_rows(paths):
-        if fields[1] not in ("jacobi2d", "jacobi2d9", "jacobi3d"):
+        if fields[1] not in ("jacobi2d", "jacobi2d9", "jacobi3d", "jacobi3d27"):
             continue
         if len(fields) == 12 and fields[1] == "jacobi2d":
             fields.insert(7, "1")  # a log from before D
@@ -58,7 +59,8 @@ def plot_problem(problem, rows, out):
     ax.set_xticks(range(len(types)))
     ax.set_xticklabels(types)
     path = os.path.join(out, problem + "_roofline.png")
-    title = {"jacobi2d": "Iterative 2-D Jacobi (5 points)", "jacobi2d9": "Iterative 2-D Jacobi (9-point box)"}.get(
+    title = {"jacobi2d": "Iterative 2-D Jacobi (5 points)", "jacobi2d9": "Iterative 2-D Jacobi (9-point box)",
+             "jacobi3d27": "Iterative 3-D Jacobi (27-point box)"}.get(
         problem, "Iterative 3-D Jacobi (7 points)")
     save_fraction_figure(fig, ax, path, title + ": cell updates per second",
                          ylabel="multiple of the single-sweep roofline", ncol=3, grid_axis="y")

@@ -120,6 +120,9 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         {"jacobi3d", test::params({{"PLANE", 1}, {"T", 2}, {"PE", 7}, {"TH", 6}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
         {"jacobi3d", test::params({{"PLANE", 1}, {"F64", 1}, {"T", 1}, {"PE", 11}, {"TH", 5}, {"TZ", 6}, {"BX", 2}, {"BY", 1}, {"BZ", 3}})},
         {"jacobi3d", test::params({{"PLANE", 1}, {"T", 2}, {"PE", 19}, {"TH", 15}, {"TZ", 7}, {"BX", 1}, {"BY", 2}, {"BZ", 1}})},
+        // The 27-point box (BOX), register tile and PLANE.
+        {"jacobi3d", test::params({{"BOX", 1}, {"F64", 1}, {"T", 1}, {"PE", 37}, {"TH", 5}, {"TZ", 6}, {"BX", 2}, {"BY", 1}, {"BZ", 3}})},
+        {"jacobi3d", test::params({{"BOX", 1}, {"PLANE", 1}, {"T", 2}, {"PE", 9}, {"TH", 8}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},
@@ -138,7 +141,7 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
 
 TEST_CASE("the Jacobi kernels compute the interpreter's bits, star and box, one and two PEs per lane", "[kernel][stencil]") {
     // Float sums in the spec's order: no tolerance. Row sweeps and wavefronts
-    // (rolled and prefetched), fp32 and fp64.
+    // (rolled and prefetched), fp32 and fp64, 2-D and 3-D.
     KernelOptions rolled;
     rolled.max_unrolled_steps = 0;
     rolled.prefetch_walks = true;
@@ -148,11 +151,12 @@ TEST_CASE("the Jacobi kernels compute the interpreter's bits, star and box, one 
             Case{"jacobi2d", test::params({{"BOX", box}, {"F64", 1}, {"T", 3}, {"PE", 13}, {"TH", 11}, {"BX", 2}, {"BY", 2}})},
             Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"T", 3}, {"PE", 45}, {"TH", 23}, {"BX", 2}, {"BY", 2}})},
             Case{"jacobi2d", test::params({{"BOX", box}, {"WAVE", 1}, {"F64", 1}, {"T", 2}, {"PE", 64}, {"TH", 17}, {"BX", 2}, {"BY", 2}})}};
-        if (!box) {
-            // 3-D with the tile's plane in shared memory (PLANE), fp32 and fp64.
-            cases.push_back({"jacobi3d", test::params({{"PLANE", 1}, {"T", 3}, {"PE", 9}, {"TH", 8}, {"TZ", 10}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
-            cases.push_back({"jacobi3d", test::params({{"PLANE", 1}, {"F64", 1}, {"T", 2}, {"PE", 13}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
-        }
+        // 3-D (star and 27-point box): the register tile, and the tile's
+        // plane in shared memory (PLANE), fp32 and fp64.
+        cases.push_back({"jacobi3d", test::params({{"BOX", box}, {"T", 2}, {"PE", 16}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
+        cases.push_back({"jacobi3d", test::params({{"BOX", box}, {"PLANE", 1}, {"T", 3}, {"PE", 9}, {"TH", 8}, {"TZ", 10}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
+        cases.push_back(
+            {"jacobi3d", test::params({{"BOX", box}, {"PLANE", 1}, {"F64", 1}, {"T", 2}, {"PE", 13}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
         for (const Case &c : cases) {
             for (const KernelOptions &options : {KernelOptions{}, rolled}) {
                 INFO(c.spec << ", box " << box << ", rolled " << (options.max_unrolled_steps == 0));
@@ -441,10 +445,21 @@ TEST_CASE("an array over the warps of a block moves values across them through s
     Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 1100}, {"THREADS", 1}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}),
                         Contains("a block runs at most 1024 (32 warps)"));
-    // Moves that need more shared memory than a block has are refused (25 rows x 256 threads x 2 halves x 4 B).
-    Spec tall = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 256}, {"THREADS", 1}, {"RT", 25}}));
-    kir::Kernel too_much = lower_to_kernel(compile_to_systolic(tall.output.lower()), "k", {"x", "w"});
-    REQUIRE_THROWS_WITH(optimize_kernel(too_much), Contains("bytes of shared memory with the inputs staged there, more than the 49152"));
+    // Moves of a step that need more shared memory than a block has (25 rows
+    // x 256 threads x 2 halves x 4 B) are cut into runs that fit, a barrier each.
+    auto barriers_of = [](int rows) {
+        Spec tall = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 256}, {"THREADS", 1}, {"RT", rows}}));
+        kir::Kernel k = lower_to_kernel(compile_to_systolic(tall.output.lower()), "k", {"x", "w"});
+        optimize_kernel(k);
+        CHECK(kir::shared_bytes(k.body) <= kir::shared_bytes_per_block);
+        std::ostringstream out;
+        kir::print(out, k);
+        size_t n = 0;
+        for (size_t at = out.str().find("pulse.barrier()"); at != std::string::npos; at = out.str().find("pulse.barrier()", at + 1)) n++;
+        return n;
+    };
+    CHECK(barriers_of(25) > barriers_of(12));
+    CHECK(execute_against_reference({"conv2d_ssam", test::params({{"K", 3}, {"PE", 256}, {"THREADS", 1}, {"RT", 25}, {"R", 3}})}, 0) == "");
     // Without gpu_threads, the message names it.
     Spec lanes = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 300}, {"RT", 1}}));
     REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(lanes.output.lower()), "k", {"x", "w"}),

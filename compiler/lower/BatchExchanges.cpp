@@ -1,5 +1,7 @@
 #include "lower/BatchExchanges.h"
 
+#include "lower/ExchangeAcrossWarps.h"
+
 #include <map>
 #include <optional>
 #include <set>
@@ -75,27 +77,11 @@ private:
     const int threads;
     const int64_t budget;  ///< bytes of shared memory a run's moves may use
 
-    /// The shared bytes of a run's moves: a slot per distinct value moved
-    /// through shared memory, one per other move across warps (as
-    /// exchange_across_warps allocates them), two halves of a slot per thread.
+    /// A run of moves: one past its last move in the output, and its size.
     struct Run {
-        size_t end = 0;  ///< one past the run's last move in the output
-        std::vector<Expr> published;
-        int64_t bytes = 0;
+        size_t end = 0;
+        ExchangeRunSize size;
     };
-    int64_t slot_bytes(Type t) const { return 2 * (int64_t)threads * t.bytes(); }
-
-    /// The bytes the run needs with `shift` in it.
-    int64_t bytes_with(const Run &run, const Call *shift) const {
-        const int64_t *d = as_const_int(shift->args[1]);
-        if (d && *d == 0) return run.bytes;
-        if (kir::shifts_through_shared(shift)) {
-            for (const Expr &v : run.published) {
-                if (equal(v, shift->args[0])) return run.bytes;
-            }
-        }
-        return run.bytes + slot_bytes(shift->type);
-    }
 
     Stmt batch_chain(const Stmt &head) {
         std::vector<Item> items;
@@ -120,20 +106,19 @@ private:
                 out.push_back(item);
                 continue;
             }
-            bool joins = run && bytes_with(*run, shift) <= budget;
+            bool joins = run && run->size.fits(shift);
             if (joins) {
                 const Footprint moved = footprint(item);
                 for (size_t k = run->end; k < out.size() && joins; k++) joins = may_hoist_above(item, moved, out[k]);
             }
             if (!joins) {
                 out.push_back(item);
-                run = Run{out.size(), {}, 0};
+                run = Run{out.size(), ExchangeRunSize(threads, budget)};
             } else {
                 out.insert(out.begin() + (std::ptrdiff_t)run->end, item);
                 run->end++;
             }
-            run->bytes = bytes_with(*run, shift);
-            if (kir::shifts_through_shared(shift)) run->published.push_back(shift->args[0]);
+            run->size.add(shift);
         }
         Stmt body;
         for (size_t k = out.size(); k-- > 0;) {
@@ -148,8 +133,7 @@ private:
 
 void batch_exchanges(kir::Kernel &kernel) {
     if (kernel.warps_per_array <= 1) return;
-    const int64_t budget = kir::shared_bytes_per_block - kir::shared_bytes(kernel.body);
-    kernel.body = Batch(kernel.array_threads(), budget).mutate(kernel.body);
+    kernel.body = Batch(kernel.array_threads(), exchange_budget(kernel)).mutate(kernel.body);
 }
 
 }  // namespace pulse

@@ -9,6 +9,26 @@ namespace pulse {
 using namespace Halide;
 using namespace Halide::Internal;
 
+int64_t ExchangeRunSize::bytes_with(const Call *shift) const {
+    const int64_t *d = as_const_int(shift->args[1]);
+    if (d && *d == 0) return bytes;
+    if (kir::shifts_through_shared(shift)) {
+        for (const Expr &v : published) {
+            if (equal(v, shift->args[0])) return bytes;
+        }
+    }
+    return bytes + 2 * (int64_t)threads * shift->type.bytes();
+}
+
+bool ExchangeRunSize::fits(const Call *shift) const { return bytes == 0 || bytes_with(shift) <= budget; }
+
+void ExchangeRunSize::add(const Call *shift) {
+    bytes = bytes_with(shift);
+    if (kir::shifts_through_shared(shift)) published.push_back(shift->args[0]);
+}
+
+int64_t exchange_budget(const kir::Kernel &kernel) { return kir::shared_bytes_per_block - kir::shared_bytes(kernel.body); }
+
 namespace {
 
 std::string type_name(Type t) {
@@ -20,7 +40,7 @@ std::string type_name(Type t) {
 class LowerArrayShifts : public IRMutator {
 public:
     LowerArrayShifts(const kir::Kernel &k, kir::NameGenerator &n)
-        : phase_name(n.fresh("exchange", "phase")), kernel(k), names(n) {}
+        : phase_name(n.fresh("exchange", "phase")), kernel(k), names(n), budget(exchange_budget(k)) {}
 
     /// Element types moved across warps (a shared array each) and the most
     /// values of that type one barrier moves.
@@ -45,9 +65,12 @@ public:
         // shares one barrier (the moves of one array step).
         std::vector<const LetStmt *> group;
         Scope<> names;
+        ExchangeRunSize size(kernel.array_threads(), budget);
         Stmt rest = op;
         while (const LetStmt *let = rest.as<LetStmt>()) {
-            if (!kir::as_intrinsic(let->value, kir::intrinsic::array_shift) || expr_uses_vars(let->value, names)) break;
+            const Call *shift = kir::as_intrinsic(let->value, kir::intrinsic::array_shift);
+            if (!shift || expr_uses_vars(let->value, names) || !size.fits(shift)) break;
+            size.add(shift);
             group.push_back(let);
             names.push(let->name);
             rest = let->body;
@@ -128,6 +151,7 @@ public:
 private:
     const kir::Kernel &kernel;
     kir::NameGenerator &names;
+    const int64_t budget;  ///< bytes of shared memory one run may take
     std::map<std::string, std::string> buffer_of_type, in_warp_names;
 
     /// The shared array of the values of type `t` moved across warps.

@@ -14,12 +14,36 @@
 // Consecutive runs use the two halves of the shared array in turn (a phase
 // kept in a register), so a half is written again only after a later
 // barrier that every reader of it has passed: one barrier per run suffices.
+// A run takes no more moves than a block's shared memory holds.
 #ifndef PULSE_EXCHANGE_ACROSS_WARPS_H
 #define PULSE_EXCHANGE_ACROSS_WARPS_H
 
 #include "ir/KernelIR.h"
 
 namespace pulse {
+
+/// The shared memory one run of moves takes, as exchange_across_warps lays
+/// it out: a slot per distinct value moved through shared memory and one per
+/// other move across warps (none for a move by 0), each two halves of an
+/// element per thread of the array. A run is cut where the next move would
+/// take it past `budget` bytes (a run holds at least one move).
+class ExchangeRunSize {
+public:
+    ExchangeRunSize(int threads, int64_t budget) : threads(threads), budget(budget) {}
+    /// True if the run still fits with the move `shift` (an array_shift call) in it.
+    bool fits(const Halide::Internal::Call *shift) const;
+    void add(const Halide::Internal::Call *shift);
+
+private:
+    int threads;
+    int64_t budget, bytes = 0;
+    std::vector<Halide::Expr> published;
+    int64_t bytes_with(const Halide::Internal::Call *shift) const;
+};
+
+/// The bytes of shared memory a block has for the runs of moves of `kernel`
+/// (its static limit less the arrays already allocated: staged inputs).
+int64_t exchange_budget(const kir::Kernel &kernel);
 
 /// Lowers every array_shift of `kernel` as above; nothing to do for an array
 /// of one warp. Throws CompileError for a move of 32 threads or more (of the

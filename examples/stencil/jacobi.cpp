@@ -107,7 +107,8 @@ Spec jacobi2d(const Params &params) {
 // tile. Parameters and the overlap as in jacobi2d, with TZ (tile planes,
 // default 32) and BZ; n is the grid's size (three elements) and u's pad T
 // cells on every side. PLANE=1 maps the tile's PE x TH plane onto the
-// threads of a block instead, U held in shared memory (below).
+// threads of a block instead, U held in shared memory (below). BOX=1: the
+// 27-point box (the mean of the 3 x 3 x 3 cells around) instead of the star.
 Spec jacobi3d(const Params &params) {
     const Type type = params.get_int("F64", 0, 0, 1) ? Float(64) : Float(32);
     const int steps = params.get_int("T", 2, 1, 16);
@@ -127,6 +128,18 @@ Spec jacobi3d(const Params &params) {
     Expr neighbours = ((((previous(-1, 0, 0) + previous(1, 0, 0)) + previous(0, -1, 0)) + previous(0, 1, 0)) + previous(0, 0, -1)) +
                       previous(0, 0, 1);
     Expr star = cast(type, Expr(0.25)) * previous(0, 0, 0) + cast(type, Expr(0.125)) * neighbours;
+    if (params.get_int("BOX", 0, 0, 1)) {
+        // BOX=1: the 27-point box, the mean of the 3 x 3 x 3 cells around
+        // (planes in order, each row in order, each left to right:
+        // benchmarks/jacobi_bench.cu sums the same way).
+        Expr sum;
+        for (int dz = -1; dz <= 1; dz++) {
+            for (int dy = -1; dy <= 1; dy++) {
+                for (int dx = -1; dx <= 1; dx++) sum = sum.defined() ? sum + previous(dx, dy, dz) : previous(dx, dy, dz);
+            }
+        }
+        star = cast(type, Expr(1.0 / 27.0)) * sum;
+    }
     Expr interior = gx >= 1 && gx < n(0) - 1 && gy >= 1 && gy < n(1) - 1 && gz >= 1 && gz < n(2) - 1;
     U(x, y, z, t, bx, by, bz) = select(t == 0, u(gx, gy, gz), select(cone, select(interior, star, previous(0, 0, 0))));
     const int lo = steps - overreach;
@@ -157,7 +170,7 @@ Spec jacobi3d(const Params &params) {
 
 }  // namespace
 
-PULSE_REGISTER_SPEC("jacobi3d", "3-D Jacobi (7-point star), T steps per launch in overlapped tiles, a wavefront over their planes",
+PULSE_REGISTER_SPEC("jacobi3d", "3-D Jacobi (7-point star, or the 27-point box), T steps per launch in overlapped tiles, a wavefront over their planes",
                     jacobi3d);
 PULSE_REGISTER_SPEC("jacobi2d", "2-D Jacobi (5-point star), T steps per launch in overlapped tiles (temporal blocking)",
                     jacobi2d);

@@ -265,6 +265,44 @@ TEST_CASE("exchange_across_warps moves a value held in shared memory once, to re
     REQUIRE(test::same_outputs(before, no_barrier, test::make_buffers(before, {{"x", {64}}, {"Out", {64}}}, 5)) != "");
 }
 
+TEST_CASE("exchange_across_warps cuts a run where shared memory is full, and refuses moves that cannot fit",
+          "[passes][exchange_across_warps]") {
+    // Two warps beside a staged array: with 48 KiB - 1 KiB staged, a run of
+    // int32 moves (512 B a slot) holds two; three moves of three values take
+    // two barriers. With all 48 KiB staged, no move fits: a ResourceLimit.
+    const kir::BufferArg x = test::buffer_arg("x", Int(32), 1, false), out = test::buffer_arg("Out", Int(32), 1, true);
+    Expr i = var("b") * 64 + thread();
+    Expr v = var("v");
+    auto staged_beside = [&](int64_t staged_elements) {
+        Stmt body = LetStmt::make(
+            "v", kir::load(Int(32), "x", kir::in_bounds(x, {i}), {i}),
+            LetStmt::make("a", kir::array_shift(v, 1, true),
+                          LetStmt::make("c", kir::array_shift(v * 2, 1, true),
+                                        LetStmt::make("e", kir::array_shift(v * 3, 1, true),
+                                                      Block::make(shared_store("staged", v, thread()),
+                                                                  kir::store("Out", kir::in_bounds(out, {i}), var("a") + var("c") + var("e"), {i}))))));
+        kir::Kernel k = make_kernel(2, {x, out}, body);
+        k.body = Allocate::make("staged", Int(32), Halide::MemoryType::GPUShared, {make_const(Int(32), staged_elements)}, const_true(), k.body);
+        return k;
+    };
+    kir::Kernel fits = staged_beside((kir::shared_bytes_per_block - 1024) / 4);
+    exchange_across_warps(fits);
+    std::ostringstream text;
+    text << fits.body;
+    size_t barriers = 0;
+    for (size_t at = text.str().find("pulse.barrier()"); at != std::string::npos; at = text.str().find("pulse.barrier()", at + 1)) barriers++;
+    CHECK(barriers == 2);
+    CHECK(kir::shared_bytes(fits.body) <= kir::shared_bytes_per_block);
+    kir::Kernel full = staged_beside(kir::shared_bytes_per_block / 4);
+    try {
+        exchange_across_warps(full);
+        FAIL("no refusal");
+    } catch (const pulse::CompileError &e) {
+        CHECK(e.refusal == Refusal::ResourceLimit);
+        CHECK_THAT(std::string(e.what()), Contains("more than the 49152 bytes of a block"));
+    }
+}
+
 TEST_CASE("exchange_across_warps refuses a move of a warp or more", "[passes][exchange_across_warps]") {
     // |d| >= 32 would need a source two warps away: a CompileError.
     const kir::BufferArg x = test::buffer_arg("x", Int(32), 1, false), out = test::buffer_arg("Out", Int(32), 1, true);
