@@ -19,6 +19,7 @@
 #                    tile's plane over a block, U in shared memory), BOX=1 (the
 #                    27-point box: the benchmark's jacobi3d27 problem), or a generator
 #                    flag (--unroll-steps=N: tag uN; --min-blocks-per-sm=N: mbN;
+#                    --max-shared-bytes=N: smN;
 #                    --prefetch: pf); default "T=2,TH=8,TZ=48 T=2,TH=8,TZ=132" and
 #                    the line "3 ..." of benchmarks/jacobi_best_mappings.txt
 #   JACOBI_TYPES     types (default "f32 f64")
@@ -49,7 +50,7 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=132 $(best_mappings 3)}"; fi
     mappings="$(tr ' ' '\n' <<<"$mappings" | awk 'NF && !seen[$0]++' | tr '\n' ' ')"
     for mapping in $mappings; do
-      tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/; s/--prefetch/pf/' | tr -d '=' | tr ',' '_')"
+      tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/; s/--max-shared-bytes=/sm/; s/--prefetch/pf/' | tr -d '=' | tr ',' '_')"
       name="jacobi${dims}d_${type}_$tag"
       steps="$(grep -o 'T=[0-9]*' <<<"$mapping" | head -1 | cut -d= -f2)"
       params=(--param "F64=$f64")

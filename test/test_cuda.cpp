@@ -276,6 +276,39 @@ TEST_CASE("cuda: min_blocks_per_sm becomes the second bound of __launch_bounds__
     CHECK_THAT(generate("conv1d_sbm").sources.kernel, Contains("__global__ void __launch_bounds__(256) conv1d_sbm_kernel("));
 }
 
+TEST_CASE("cuda: a block's arrays past 48 KiB live in dynamic shared memory, the host checks the opt-in limit", "[cuda]") {
+    // jacobi3d, 27-point box, fp64, the 32 x 32 plane over a block: three
+    // values a step, 16 KiB each. With 100000 bytes a run holds five: 80 KiB.
+    const Params params = test::params({{"BOX", 1}, {"PLANE", 1}, {"F64", 1}, {"T", 2}, {"PE", 32}, {"TH", 32}, {"TZ", 7},
+                                        {"BX", 1}, {"BY", 1}, {"BZ", 1}});
+    ir::UreProgram program = build_spec("jacobi3d", params).output.lower();
+    KernelOptions options;
+    options.max_unrolled_steps = 0;
+    options.max_shared_bytes = 100000;
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"}, options);
+    optimize_kernel(kernel);
+    CHECK(kir::shared_bytes(kernel.body) == 81920);
+    const std::string text = print_cuda(kernel).kernel;
+    CHECK_THAT(text, Contains("extern __shared__ __align__(16) unsigned char pulse_shared[];  // 81920 bytes"));
+    CHECK_THAT(text, Contains("double *const exchange_float64 = (double *)(pulse_shared + 0);"));
+    CHECK_THAT(text, !Contains("__shared__ double"));
+    CHECK_THAT(text, Contains("cudaDeviceGetAttribute(&opt_in, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)") &&
+                         Contains("if (opt_in < 81920) return cudaErrorInvalidConfiguration;") &&
+                         Contains("cudaFuncSetAttribute(k_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 81920)") &&
+                         Contains("k_kernel<<<(unsigned)blocks, 1024, 81920, stream>>>"));
+    CHECK(execute_against_reference(kernel, program, 4) == "");
+    // By default the same moves take runs that fit 48 KiB, static.
+    options.max_shared_bytes = kir::shared_bytes_per_block;
+    kir::Kernel fits = lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"}, options);
+    optimize_kernel(fits);
+    CHECK(kir::shared_bytes(fits.body) <= kir::shared_bytes_per_block);
+    CHECK_THAT(print_cuda(fits).kernel, Contains("__shared__ double exchange_float64[") && !Contains("pulse_shared"));
+    // Past what sm_90 lets a block opt in to: refused.
+    options.max_shared_bytes = kir::max_opt_in_shared_bytes + 1;
+    CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"}, options),
+                      Contains("max_shared_bytes 232449 is outside [1, 232448]"));
+}
+
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     // SBM: partial sums move up one lane per step (Z, dp = 1, dt = 1); weights
     // are a same-step copy chain of w(q), the same value on every lane, so no

@@ -63,6 +63,8 @@ const char *driver_usage_text() {
            "  --name=NAME         name of the emitted kernel and its host function (default: the spec's)\n"
            "  --min-blocks-per-sm=N  CUDA: __launch_bounds__(threads, N), registers capped so that N blocks fit\n"
            "                      an SM (the compiler spills beyond; an occupancy choice, 1 to 32)\n"
+           "  --max-shared-bytes=N  CUDA: shared memory a block's arrays may take (default 49152); past it the\n"
+           "                      kernel uses dynamic shared memory, up to 232448 (227 KiB, sm_90's opt-in limit)\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
@@ -102,6 +104,17 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
         long long n = std::strtoll(v.c_str(), &end, 10);
         if (v.empty() || *end || errno || n < 1 || n > 32) compile_error("--min-blocks-per-sm=", v, ": expected a count in [1, 32]");
         a.min_blocks_per_sm = (int)n;
+    }
+    else if (flag.rfind("--max-shared-bytes=", 0) == 0) {
+        std::string v = flag.substr(19);
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno || n < 1 || n > kir::max_opt_in_shared_bytes) {
+            compile_error("--max-shared-bytes=", v, ": expected a byte count in [1, ", kir::max_opt_in_shared_bytes,
+                          "] (227 KiB: the most a block may opt in to on sm_90)");
+        }
+        a.max_shared_bytes = n;
     }
     else if (flag.rfind("--unroll-steps=", 0) == 0) {
         std::string v = flag.substr(15);
@@ -187,6 +200,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the CM backend (--emit ", backend,
                           ") has no such bound: drop the flag for CM");
         }
+        if (t.is_cm() && a.max_shared_bytes) {
+            compile_error("--max-shared-bytes applies to CUDA; the CM backend (--emit ", backend,
+                          ") has no shared memory: drop the flag for CM");
+        }
         if (t.is_cm() && a.prefetch_walks) {
             compile_error("--prefetch applies to CUDA; the CM backend (--emit ", backend,
                           ") keeps no register windows to prefetch into: drop the flag for CM");
@@ -198,6 +215,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
     options.prefetch_walks = a.prefetch_walks;
     options.min_blocks_per_sm = a.min_blocks_per_sm;
+    if (a.max_shared_bytes) options.max_shared_bytes = a.max_shared_bytes;
     const std::string name = a.kernel_name.empty() ? default_name : a.kernel_name;
     for (const Target &target : targets) {
         // The kernel IR of this target, lowered and optimized once for every action that needs it.

@@ -30,6 +30,7 @@ struct DriverActions {
     int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
     bool prefetch_walks = false;     ///< --prefetch: KernelOptions::prefetch_walks
     int min_blocks_per_sm = 0;       ///< --min-blocks-per-sm: KernelOptions::min_blocks_per_sm
+    int64_t max_shared_bytes = 0;    ///< --max-shared-bytes: KernelOptions::max_shared_bytes (0: the default)
     bool time_passes = false;        ///< --time-passes: each pass's time
     ExploreOptions explore;          ///< --explore and its options; --design
     bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty() || time_passes || explore.explore; }

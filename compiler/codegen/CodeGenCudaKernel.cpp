@@ -18,9 +18,17 @@ namespace {
 
 class CudaPrinter : public KernelPrinter {
 public:
-    explicit CudaPrinter(const kir::Kernel &k) : KernelPrinter(k), indices(k.body) {}
+    explicit CudaPrinter(const kir::Kernel &k)
+        : KernelPrinter(k), indices(k.body),
+          shared_bytes(kir::shared_bytes(k.body) * (k.warps_per_array > 1 ? 1 : k.warps_per_block)),
+          dynamic_shared(shared_bytes > kir::shared_bytes_per_block) {}
 
     IndexArithmetic indices;
+    /// The block's shared memory; past the static 48 KiB the arrays live in
+    /// dynamic shared memory (`pulse_shared`), at offsets handed out in order.
+    const int64_t shared_bytes;
+    const bool dynamic_shared;
+    int64_t shared_offset = 0;
 
     std::string expr(const Expr &e) override {
         CPrinterHooks hooks;
@@ -67,6 +75,14 @@ public:
         if (op->memory_type != Halide::MemoryType::GPUShared) {
             // A register array is indexed by constants only, so it stays in registers.
             out << pad(indent) << T << " " << n << "[" << size << "];\n";
+        } else if (dynamic_shared) {
+            const int64_t *elements = as_const_int(op->extents[0]);
+            internal_assert(elements, "cuda printer: a shared array of run-time size: ", op->name);
+            const int copies = kernel.warps_per_array > 1 ? 1 : kernel.warps_per_block;
+            out << pad(indent) << T << " *const " << n << " = (" << T << " *)(pulse_shared + " << shared_offset << ")";
+            if (copies > 1) out << " + (threadIdx.x / 32) * " << size;  // the warps of a block each have their slice
+            out << ";\n";
+            shared_offset += (copies * *elements * op->type.bytes() + 15) / 16 * 16;
         } else if (kernel.warps_per_array > 1) {
             out << pad(indent) << "__shared__ " << T << " " << n << "[" << size << "];\n";  // the block is the array
         } else {
@@ -161,6 +177,10 @@ public:
             s << "    " << (b.is_output ? "" : "const ") << c_type(b.type) << " *__restrict__ " << data_name(b) << " = ("
               << (b.is_output ? "" : "const ") << c_type(b.type) << " *)" << b.name << ".data;\n";
         }
+        if (dynamic_shared) {
+            s << "    extern __shared__ __align__(16) unsigned char pulse_shared[];  // " << shared_bytes
+              << " bytes: more than a block's static 48 KiB\n";
+        }
         out.str("");
         stmt(kernel.body, 1);
         s << out.str() << "}\n\n";
@@ -198,7 +218,20 @@ public:
         s << "    const int64_t warps = " << expr(kernel.warp_count()) << ";\n";
         s << "    if (warps <= 0) return cudaSuccess;\n";
         s << "    const int64_t blocks = (warps + " << arrays_per_block - 1 << ") / " << arrays_per_block << ";\n";
-        s << "    " << kernel.name << "_kernel<<<(unsigned)blocks, " << threads << ", 0, stream>>>(";
+        const int64_t launch_shared = dynamic_shared ? shared_offset : 0;
+        if (dynamic_shared) {
+            s << "    // The block's arrays take " << launch_shared << " bytes of shared memory, past the 48 KiB it has\n"
+                 "    // without opting in: the device must allow that much (cudaDevAttrMaxSharedMemoryPerBlockOptin).\n";
+            s << "    {\n        int device = 0, opt_in = 0;\n";
+            s << "        cudaError_t e = cudaGetDevice(&device);\n";
+            s << "        if (e == cudaSuccess) e = cudaDeviceGetAttribute(&opt_in, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);\n";
+            s << "        if (e != cudaSuccess) return e;\n";
+            s << "        if (opt_in < " << launch_shared << ") return cudaErrorInvalidConfiguration;\n";
+            s << "        e = cudaFuncSetAttribute(" << kernel.name << "_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+              << launch_shared << ");\n";
+            s << "        if (e != cudaSuccess) return e;\n    }\n";
+        }
+        s << "    " << kernel.name << "_kernel<<<(unsigned)blocks, " << threads << ", " << launch_shared << ", stream>>>(";
         for (size_t i = 0; i < kernel.buffers.size(); i++) s << kernel.buffers[i].name << ", ";
         s << "warps);\n    return cudaGetLastError();\n}\n";
         return s.str();

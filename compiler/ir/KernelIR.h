@@ -61,8 +61,14 @@ constexpr const char *warp_index_var = "warp.index";
 constexpr const char *array_warp_var = "array.warp";
 /// The most warps one array may span (one CUDA block of 1024 threads).
 constexpr int max_warps_per_array = 32;
-/// Static shared memory of one block (CUDA's limit without opting in to more).
+/// Static shared memory of one block (CUDA's limit without opting in to
+/// more): the default of Kernel::max_shared_bytes.
 constexpr int64_t shared_bytes_per_block = 48 * 1024;
+/// The most shared memory one block may opt in to on sm_90 (H100, H200):
+/// 227 KiB. Past shared_bytes_per_block the CUDA printer declares the
+/// arrays in dynamic shared memory, and the host function checks the
+/// device's opt-in limit before it launches.
+constexpr int64_t max_opt_in_shared_bytes = 227 * 1024;
 
 /// Where a buffer's elements live while the kernel runs.
 enum class Placement {
@@ -116,6 +122,10 @@ struct Kernel {
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     int min_blocks_per_sm = 0;       ///< blocks an SM must hold at once (CUDA __launch_bounds__); 0: no bound
+    /// Shared memory one block's arrays may take (staged inputs, moves across
+    /// warps): shared_bytes_per_block unless the schedule opts in to more,
+    /// up to max_opt_in_shared_bytes.
+    int64_t max_shared_bytes = shared_bytes_per_block;
     /// Funcs whose values move between the array's threads through shared
     /// memory (`F.store_in(MemoryType::Shared)`), in the order declared.
     std::vector<std::string> shared_state;

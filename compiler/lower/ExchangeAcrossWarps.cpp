@@ -27,7 +27,7 @@ void ExchangeRunSize::add(const Call *shift) {
     if (kir::shifts_through_shared(shift)) published.push_back(shift->args[0]);
 }
 
-int64_t exchange_budget(const kir::Kernel &kernel) { return kir::shared_bytes_per_block - kir::shared_bytes(kernel.body); }
+int64_t exchange_budget(const kir::Kernel &kernel) { return kernel.max_shared_bytes - kir::shared_bytes(kernel.body); }
 
 namespace {
 
@@ -190,10 +190,14 @@ void exchange_across_warps(kir::Kernel &kernel) {
         bytes += 2 * (int64_t)half * entry.first.bytes();
         body = Allocate::make(name, entry.first, Halide::MemoryType::GPUShared, {make_const(Int(32), 2 * half)}, const_true(), body);
     }
-    if (bytes > kir::shared_bytes_per_block) {
+    if (bytes > kernel.max_shared_bytes) {
         refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the moves across the ", kernel.warps_per_array, " warps of its array need ", bytes,
-                      " bytes of shared memory with the inputs staged there, more than the ", kir::shared_bytes_per_block,
-                      " bytes of a block; move fewer values per step (fewer rows unrolled per instance) or stage fewer inputs");
+                      " bytes of shared memory with the inputs staged there, more than the ", kernel.max_shared_bytes,
+                      " bytes of a block; move fewer values per step (fewer rows unrolled per instance), stage fewer inputs",
+                      kernel.max_shared_bytes < kir::max_opt_in_shared_bytes
+                          ? ", or let the block opt in to more shared memory (--max-shared-bytes=N, up to " +
+                                std::to_string(kir::max_opt_in_shared_bytes) + ")"
+                          : std::string());
     }
     body = substitute(sizes, body);
     kernel.body = body;

@@ -265,6 +265,11 @@ private:
         }
         kernel.prefetch_walks = options.prefetch_walks;
         kernel.min_blocks_per_sm = options.min_blocks_per_sm;
+        if (options.max_shared_bytes < 1 || options.max_shared_bytes > kir::max_opt_in_shared_bytes) {
+            compile_error("kernel ", name, ": max_shared_bytes ", options.max_shared_bytes, " is outside [1, ",
+                          kir::max_opt_in_shared_bytes, "] (the most a block may opt in to on sm_90)");
+        }
+        kernel.max_shared_bytes = options.max_shared_bytes;
     }
 
     /// `value` as the PE (thread) dp below holds it: a warp shuffle, or a

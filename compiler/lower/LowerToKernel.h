@@ -49,6 +49,11 @@ struct KernelOptions {
     /// per thread at what n blocks leave, spilling if the kernel needs more.
     /// CUDA only.
     int min_blocks_per_sm = 0;
+    /// Shared memory a block's arrays may take (Kernel::max_shared_bytes):
+    /// past 48 KiB the kernel uses dynamic shared memory, up to
+    /// kir::max_opt_in_shared_bytes; larger runs of moves across warps and
+    /// larger staged boxes fit, fewer blocks share an SM.
+    int64_t max_shared_bytes = 48 * 1024;
 };
 
 /// Lowers `program` to a kernel named `name` whose inputs come in

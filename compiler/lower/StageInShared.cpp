@@ -147,12 +147,16 @@ void stage_in_shared(kir::Kernel &kernel) {
         bytes += elements * b.type.bytes();
         staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(elements * b.type.bytes()) + " bytes)";
     }
-    const int64_t budget = kir::shared_bytes_per_block / kernel.arrays_per_block();
+    const int64_t budget = kernel.max_shared_bytes / kernel.arrays_per_block();
     if (bytes > budget) {
         refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged, " per array instance, ",
-                      kernel.arrays_per_block(), " arrays per block: more than the ", kir::shared_bytes_per_block,
-                      " bytes of a block; cache an input in registers or L1, or read a smaller box per instance (fewer rows ",
-                      "per block, a narrower array)");
+                      kernel.arrays_per_block(), " arrays per block: more than the ", kernel.max_shared_bytes,
+                      " bytes of a block; cache an input in registers or L1, read a smaller box per instance (fewer rows ",
+                      "per block, a narrower array)",
+                      kernel.max_shared_bytes < kir::max_opt_in_shared_bytes
+                          ? ", or let the block opt in to more shared memory (--max-shared-bytes=N, up to " +
+                                std::to_string(kir::max_opt_in_shared_bytes) + ")"
+                          : std::string());
     }
 }
 
