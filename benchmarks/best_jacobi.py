@@ -7,7 +7,7 @@ Reads the lines
 `CSV,<problem>,<kernel>,<type>,<T>,<W>,<H>,<D>,<N>,<ms>,<Gcells/s>,<x roofline>,<check>`
 of the logs (scripts/gpu_bench_jacobi.sh's jacobi.log, any number of runs: a
 kernel's rate is its median), keeps the rows whose check passed, and prints, per
-problem (jacobi2d, jacobi2d9, jacobi3d) and type, the fastest Pulse kernel and
+problem (jacobi2d, jacobi2d9, jacobi3d, jacobi3d27) and type, the fastest Pulse kernel and
 the mapping that generates it, read back from the kernel's name as
 benchmarks/generate_jacobi.sh spells it (jacobi2d_f32_wave1_t6_pe64_th64_u0_pf is
 WAVE=1,T=6,PE=64,TH=64,--unroll-steps=0,--prefetch). With --write, FILE gets
@@ -21,7 +21,7 @@ import statistics
 import sys
 
 # Tag prefixes of generate_jacobi.sh, longest first, and what they spell.
-TAGS = [("wave", "WAVE={}"), ("box", "BOX={}"), ("th", "TH={}"), ("tz", "TZ={}"), ("pe", "PE={}"), ("mb", "--min-blocks-per-sm={}"),
+TAGS = [("plane", "PLANE={}"), ("wave", "WAVE={}"), ("box", "BOX={}"), ("sm", "--max-shared-bytes={}"), ("th", "TH={}"), ("tz", "TZ={}"), ("pe", "PE={}"), ("mb", "--min-blocks-per-sm={}"),
         ("pf", "--prefetch"), ("t", "T={}"), ("u", "--unroll-steps={}")]
 
 
@@ -78,7 +78,7 @@ def main():
     for (problem, type_), (rate, kernel) in sorted(best.items()):
         mapping = mapping_of(kernel)
         print(f"{problem} {type_}: {rate:.1f} G cell-updates/s  {kernel}  ({mapping})")
-        dims = "3" if problem == "jacobi3d" else "2"
+        dims = "3" if problem.startswith("jacobi3d") else "2"
         if mapping not in by_dims[dims]:
             by_dims[dims].append(mapping)
     if args.write:

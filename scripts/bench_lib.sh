@@ -45,9 +45,10 @@ find_npp() {
 
 # ---- build: every translation unit at once (at most JOBS), then link -------
 pids=() names=()
-declare -A built
+declare -A built sources_of
 compile() {  # name source [flags]: object and log under $build
   local name="$1" source="$2"
+  sources_of[$name]="$source"
   shift 2
   while [[ -n "${JOBS:-}" ]] && (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
   "$nvcc" "${flags[@]}" "${includes[@]}" -Xptxas -v "$@" -c "$source" -o "$build/$name.o" >"$build/$name.log" 2>&1 &
@@ -74,9 +75,11 @@ report_resources() {
     [[ -n "${built[$n]:-}" ]] || continue
     regs="$(grep -o "Used [0-9]* registers" "$build/$n.log" | head -1)"
     spill="$(grep -o "[0-9]* bytes spill stores" "$build/$n.log" | sort -rn | head -1)"
-    # A kernel generated with --min-blocks-per-sm (tag _mbN) has its registers
-    # capped on purpose: its spills are that choice's, marked so.
-    if [[ "$n" =~ _mb[0-9]+(_|$) ]]; then
+    # A kernel generated with --min-blocks-per-sm (tag _mbN), or whose array
+    # is a block of 512 threads or more (65536 / threads registers each at
+    # most), has its registers capped by the mapping's choice: its spills are
+    # that choice's, marked so.
+    if [[ "$n" =~ _mb[0-9]+(_|$) ]] || grep -Eq "__launch_bounds__\((51[2-9]|5[2-9][0-9]|[6-9][0-9]{2}|10[0-2][0-9])[,)]" "${sources_of[$n]:-/dev/null}"; then
       echo "  $n: ${regs:-?}, ${spill:-? spill stores} under the register cap"
     else
       echo "  $n: ${regs:-?}, ${spill:-? spill stores}"
