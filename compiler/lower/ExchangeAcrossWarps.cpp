@@ -193,7 +193,8 @@ void exchange_across_warps(kir::Kernel &kernel) {
     if (bytes > kernel.max_shared_bytes) {
         refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the moves across the ", kernel.warps_per_array, " warps of its array need ", bytes,
                       " bytes of shared memory with the inputs staged there, more than the ", kernel.max_shared_bytes,
-                      " bytes of a block; move fewer values per step (fewer rows unrolled per instance), stage fewer inputs",
+                      " bytes of a block; move fewer values per step (fewer rows unrolled per instance), give the array fewer threads ",
+                      "(a value moved takes two halves of an element per thread: ", 2 * kernel.array_threads(), " elements), stage fewer inputs",
                       kernel.max_shared_bytes < kir::max_opt_in_shared_bytes
                           ? ", or let the block opt in to more shared memory (--max-shared-bytes=N, up to " +
                                 std::to_string(kir::max_opt_in_shared_bytes) + ")"
