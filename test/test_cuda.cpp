@@ -482,6 +482,26 @@ TEST_CASE("cuda: the host header states what the kernel computes, its buffer siz
     CHECK(h.find("cudaError_t conv1d_sbm(") < h.find("}  // extern \"C\""));
 }
 
+TEST_CASE("cuda: the host function refuses buffers the kernel cannot index, before it launches", "[cuda]") {
+    // conv2d_ssam: x and w 2-D, Out 2-D. Each buffer's dimensions, negative
+    // extents and missing data are checked first; the grid's size before the
+    // launch; the harness calls the function with each buffer one dimension
+    // short and expects the refusal.
+    Generated g = generate("conv2d_ssam", test::params({{"K", 3}}));
+    const std::string host = host_function(g.sources.kernel, "conv2d_ssam");
+    for (const char *b : {"x", "w", "Out"}) {
+        INFO(b);
+        CHECK_THAT(host, Contains(std::string("if (") + b + ".dimensions != 2) return cudaErrorInvalidValue;"));
+        CHECK_THAT(host, Contains(std::string("if (") + b + ".extent[d] < 0) return cudaErrorInvalidValue;"));
+        CHECK_THAT(host, Contains(std::string("if (elements > 0 && ") + b + ".data == nullptr) return cudaErrorInvalidValue;"));
+    }
+    CHECK(host.find(".dimensions != 2") < host.find("const int64_t warps ="));
+    CHECK(host.find("if (blocks > 2147483647) return cudaErrorInvalidConfiguration;") < host.find("<<<"));
+    CHECK_THAT(g.sources.header, Contains("cudaErrorInvalidValue, launching nothing, if a buffer has other\n/// dimensions than listed"));
+    CHECK_THAT(g.sources.check, Contains("args[wrong].dimensions -= 1;") &&
+                                    Contains("if (conv2d_ssam(args[0], args[1], args[2], 0) != cudaErrorInvalidValue"));
+}
+
 TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers with non-zero minima", "[cuda]") {
     // test_affine_outputs (C = 6, Q = 3, B = 3, SBM: lane = c + q, outputs at
     // q = 2): Rev((B - 1 - b) * C + (C - 1 - c) + 3) is Rev(22 - 6b - lane),

@@ -136,7 +136,10 @@ public:
         }
         s << ".\n/// The output extents are the problem size: the loops outside the array run as far as\n"
              "/// they reach. Each input must cover the elements those outputs read. Returns the\n"
-             "/// launch's error, or cudaErrorInvalidValue if an input misses its constant region.\n";
+             "/// launch's error; cudaErrorInvalidValue, launching nothing, if a buffer has other\n"
+             "/// dimensions than listed, a negative extent, or no data while it has elements, or if\n"
+             "/// an input misses its constant region; cudaErrorInvalidConfiguration if the grid is\n"
+             "/// larger than a launch allows.\n";
         s << "cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream);\n\n";
         if (!text.layout.empty()) s << text.layout << "\n";
         s << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif\n";
@@ -186,6 +189,18 @@ public:
         s << out.str() << "}\n\n";
         // The host function.
         s << "extern \"C\" cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream) {\n";
+        // A buffer that is not what the kernel indexes would be read or written
+        // wrongly (or not at all) in silence: refuse it before anything runs.
+        s << "    // Every buffer as the kernel indexes it: its dimensions, extents of 0 or more, data where it has elements.\n";
+        for (const kir::BufferArg &b : kernel.buffers) {
+            const std::string &n = b.name;
+            s << "    if (" << n << ".dimensions != " << b.dimensions << ") return cudaErrorInvalidValue;\n";
+            s << "    {\n        int64_t elements = 1;\n";
+            s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
+            s << "            if (" << n << ".extent[d] < 0) return cudaErrorInvalidValue;\n";
+            s << "            elements *= " << n << ".extent[d];\n        }\n";
+            s << "        if (elements > 0 && " << n << ".data == nullptr) return cudaErrorInvalidValue;\n    }\n";
+        }
         for (const kir::BufferArg &b : kernel.buffers) {
             if (b.placement != kir::Placement::Constant) continue;
             const std::string T = c_type(b.type), n = b.name;
@@ -218,6 +233,7 @@ public:
         s << "    const int64_t warps = " << expr(kernel.warp_count()) << ";\n";
         s << "    if (warps <= 0) return cudaSuccess;\n";
         s << "    const int64_t blocks = (warps + " << arrays_per_block - 1 << ") / " << arrays_per_block << ";\n";
+        s << "    if (blocks > 2147483647) return cudaErrorInvalidConfiguration;  // a grid's x extent\n";
         const int64_t launch_shared = dynamic_shared ? shared_offset : 0;
         if (dynamic_shared) {
             s << "    // The block's arrays take " << launch_shared << " bytes of shared memory, past the 48 KiB it has\n"
@@ -297,6 +313,17 @@ public:
               << "            " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".stride[d] = stride;\n            " << b.name
               << ".extent[d] = " << b.name << "_extent[d] - (crop && " << b.name << "_extent[d] > 1 ? 1 : 0);\n        }\n";
         }
+        // The host function refuses a buffer of other dimensions than the kernel indexes.
+        s << "        if (crop == 0) {\n            for (int wrong = 0; wrong < " << kernel.buffers.size() << "; wrong++) {\n";
+        s << "                pulse_buffer args[] = {";
+        first = true;
+        for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
+        s << "};\n                args[wrong].dimensions -= 1;\n";
+        s << "                if (" << n << "(";
+        for (size_t i = 0; i < kernel.buffers.size(); i++) s << "args[" << i << "], ";
+        s << "0) != cudaErrorInvalidValue && failures++ < 10)\n"
+          << "                    std::printf(\"" << n << ": argument %d with one dimension fewer was not refused\\n\", wrong);\n";
+        s << "            }\n        }\n";
         s << "        PULSE_CUDA_CHECK(" << n << "(";
         first = true;
         for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
