@@ -67,6 +67,7 @@ struct Stats {
     int simulated = 0, executed = 0, executed_cropped = 0, several_per_lane = 0, lowering_refused = 0, kernel_refused = 0;
     std::map<std::string, int> refusals;
     int executed_by[mapping_count][2] = {};  ///< kernels executed per mapping, time loop unrolled / rolled
+    int executed_shared_state = 0;           ///< of the several-warp kernels, those holding recurrences in shared memory
     /// Per shape class: systems drawn with it, linear designs accepted, of
     /// those with its chain a same-step chain, designs run on the kernel executor.
     int shape_drawn[shape_class_count] = {}, shape_accepted[shape_class_count] = {},
@@ -278,7 +279,8 @@ Failure check_transform_phases(const System &system, const Transform &transform,
     // one warp (one PE per lane, or several when it is wider than a warp),
     // each with the time loop unrolled and rolled; wider than a warp also on
     // the warps of a block (gpu_threads on the space loop), with the time
-    // loop unrolled or rolled by turns (the widest kernels cost the most).
+    // loop unrolled or rolled by turns (the widest kernels cost the most),
+    // and by turns its recurrences held in shared memory.
     phase = "reference (kernel inputs)";
     const Buffers inputs = case_inputs(program, system, seed + 1);
     const Buffers expected = ir::realize(program, inputs);
@@ -293,6 +295,13 @@ Failure check_transform_phases(const System &system, const Transform &transform,
         int64_t turn = seed;
         for (const auto &row : transform.matrix)
             for (int64_t v : row) turn = 3 * turn + v;
+        // Half the arrays over warps hold every recurrence in shared memory
+        // (F.store_in(MemoryType::Shared)): every move goes through it.
+        if (threads && (turn & 4) != 0) {
+            for (const sys::Variable &v : systolic.variables) {
+                mapped.source.schedule.stagings.push_back(ir::Staging{v.name, v.name, {}, {}, MemoryType::Shared});
+            }
+        }
         for (bool rolled : {false, true}) {
             if (threads && rolled != ((turn & 1) != 0)) continue;
             KernelOptions options;
@@ -361,6 +370,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             stats.executed++;
             stats.several_per_lane += kernel.pes_per_lane > 1;
             stats.executed_by[mapping][is_rolled]++;
+            stats.executed_shared_state += !kernel.shared_state.empty();
             ran = true;
         }
     }
@@ -528,6 +538,7 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
     for (int m = 0; m < mapping_count; m++) {
         std::cout << (m ? "," : "") << " " << mapping_names[m] << " " << s.executed_by[m][0] << " + " << s.executed_by[m][1];
     }
+    std::cout << " (" << s.executed_shared_state << " holding their recurrences in shared memory)";
     std::cout << "; " << s.broadcasts_in_place << " broadcasts computed in place (" << s.broadcasts_missed
               << " taken from a chain's source lane under a reverse map that divides)\n";
     std::cout << "  shapes (systems drawn / linear designs accepted / as a same-step chain / run on the kernel executor), "
@@ -558,6 +569,7 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
             CHECK(s.executed_by[m][0] + s.executed_by[m][1] > 0);
         }
         CHECK(s.executed_by[OnePerLane][1] > 0);
+        CHECK(s.executed_shared_state > 0);
         // Every shape is drawn, and the chain shapes run as same-step chains.
         for (int c = 0; c < shape_class_count; c++) {
             INFO("shape " << shape_class_name(c));
