@@ -2,7 +2,6 @@
 
 #include "lower/ExchangeAcrossWarps.h"
 
-#include <map>
 #include <optional>
 #include <set>
 
@@ -52,18 +51,32 @@ Footprint footprint(const Item &item) {
     return collect.f;
 }
 
-/// True if the move `shift` may be hoisted above `item`: the item binds
-/// nothing the move reads and not its name, does not read its name, and
-/// writes no array the move reads.
-bool may_hoist_above(const Item &shift, const Footprint &moved, const Item &item) {
-    if (item.is_let() && (item.name == shift.name || moved.variables.count(item.name))) return false;
-    const Footprint crossed = footprint(item);
-    if (crossed.variables.count(shift.name)) return false;
-    for (const std::string &array : crossed.writes) {
-        if (moved.reads.count(array)) return false;
+/// What the items since a run's last move do, gathered as they are
+/// passed: a move joins the run only if it may be hoisted above them all.
+struct Crossed {
+    Footprint footprint;
+    std::set<std::string> bound;  ///< names the items' lets bind
+
+    void add(const Item &item) {
+        const Footprint f = pulse::footprint(item);
+        footprint.variables.insert(f.variables.begin(), f.variables.end());
+        footprint.writes.insert(f.writes.begin(), f.writes.end());
+        if (item.is_let()) bound.insert(item.name);
     }
-    return true;
-}
+    /// True if the move `shift` may be hoisted above them: they bind nothing
+    /// it reads and not its name, do not read its name, and write no array it reads.
+    bool allow(const Item &shift) const {
+        if (bound.count(shift.name) || footprint.variables.count(shift.name)) return false;
+        const Footprint moved = pulse::footprint(shift);
+        for (const std::string &v : moved.variables) {
+            if (bound.count(v)) return false;
+        }
+        for (const std::string &array : moved.reads) {
+            if (footprint.writes.count(array)) return false;
+        }
+        return true;
+    }
+};
 
 class Batch : public IRMutator {
 public:
@@ -77,10 +90,12 @@ private:
     const int threads;
     const int64_t budget;  ///< bytes of shared memory a run's moves may use
 
-    /// A run of moves: one past its last move in the output, and its size.
+    /// A run of moves: one past its last move in the output, its size, and
+    /// what the items after it do.
     struct Run {
         size_t end = 0;
         ExchangeRunSize size;
+        Crossed crossed;
     };
 
     Stmt batch_chain(const Stmt &head) {
@@ -104,16 +119,12 @@ private:
             const Call *shift = item.is_let() ? kir::as_intrinsic(item.value, kir::intrinsic::array_shift) : nullptr;
             if (!shift) {
                 out.push_back(item);
+                if (run) run->crossed.add(item);
                 continue;
             }
-            bool joins = run && run->size.fits(shift);
-            if (joins) {
-                const Footprint moved = footprint(item);
-                for (size_t k = run->end; k < out.size() && joins; k++) joins = may_hoist_above(item, moved, out[k]);
-            }
-            if (!joins) {
+            if (!run || !run->size.fits(shift) || !run->crossed.allow(item)) {
                 out.push_back(item);
-                run = Run{out.size(), ExchangeRunSize(threads, budget)};
+                run = Run{out.size(), ExchangeRunSize(threads, budget), Crossed{}};
             } else {
                 out.insert(out.begin() + (std::ptrdiff_t)run->end, item);
                 run->end++;

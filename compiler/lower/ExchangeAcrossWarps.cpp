@@ -102,7 +102,7 @@ public:
             }
             const Type t = value.type();
             const std::string buffer = exchange_buffer(t);  // exchange.TYPE
-            auto slot_of = [&](const Expr &v) {
+            auto next_slot = [&]() {
                 const int slot = used[buffer]++;
                 auto &entry = buffers.emplace(buffer, std::make_pair(t, 0)).first->second;
                 entry.second = std::max(entry.second, slot + 1);
@@ -112,19 +112,16 @@ public:
                 // Every thread writes the value once (its moves share the
                 // slot) and reads thread t - d's, inside the array.
                 auto it = std::find_if(published.begin(), published.end(), [&](const auto &p) { return equal(p.first, value); });
-                if (it == published.end()) {
-                    published.push_back({value, slot_of(value)});
-                    it = published.end() - 1;
-                    Expr base = phase * half_size(buffer) + it->second * threads;
-                    publish.push_back(Store::make(buffer, value, base + thread, Parameter(), const_true(), ModulusRemainder()));
-                }
+                const bool first = it == published.end();
+                if (first) it = published.insert(published.end(), {value, next_slot()});
                 Expr base = phase * half_size(buffer) + it->second * threads;
+                if (first) publish.push_back(Store::make(buffer, value, base + thread, Parameter(), const_true(), ModulusRemainder()));
                 Expr inside = d > 0 ? thread >= d : thread < threads + d;
                 Expr from_shared = Load::make(t, buffer, base + thread - d, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
                 received.push_back({let->name, select(inside, from_shared, value)});
                 continue;
             }
-            const int slot = slot_of(value);
+            const int slot = next_slot();
             Expr base = phase * half_size(buffer) + slot * threads;
             // Senders: the lanes whose value leaves their warp; receivers: the
             // lanes whose source sits in the neighbouring warp of the array.
