@@ -224,20 +224,40 @@ TransformCheck TransformChecker::check(const ir::SpaceTimeTransform &transform, 
     // array instances (GPU blocks, an outer sequential loop): no value can
     // travel between them inside the array. This is checked for every
     // dependence, taken or not: the program is structurally one that
-    // reads across arrays, whatever the bounds of this build.
+    // reads across arrays, whatever the bounds of this build. With
+    // gpu_grid_sync the instances of the gpu_blocks loops wait for each
+    // other after every step, so a value may cross them along those loops
+    // a step or more after it is computed.
+    const ir::Schedule &schedule = program.schedule;
     for (size_t k = 0; k < timings.size(); k++) {
         const ir::Dependence &dep = *timings[k].dependence;
         for (size_t i = 0; i < program.loops.size(); i++) {
             const std::string &loop = program.loops[i].var;
             if (dep.distance[i] == 0 || std::find(src.begin(), src.end(), loop) != src.end()) continue;
             verdict.dependence = &dep;
+            const bool block_loop = std::find(schedule.gpu_blocks.begin(), schedule.gpu_blocks.end(), loop) != schedule.gpu_blocks.end();
+            if (schedule.gpu_grid_sync && block_loop) {
+                if (timings[k].dt >= 1) continue;
+                verdict.dt = timings[k].dt;
+                return fail(VerdictKind::CrossesInstances, "invalid space-time transform of ", program.name,
+                            " (data availability): ", dependence_text(dep), " of URE ", dep.consumer,
+                            " crosses array instances along the gpu_blocks loop '", loop, "' (distance ", dep.distance[i],
+                            ") and the transform gives it dt = s·d = ", timings[k].dt,
+                            " steps; a value reaches another instance only through the grid barrier after the step "
+                            "that computes it: the time row must give this dependence at least one step. Matrix: ",
+                            matrix, "; bounds: ", bounds);
+            }
+            const std::string sync_hint =
+                !block_loop ? ", or map '" + loop + "' to the grid with gpu_blocks and synchronise the instances with gpu_grid_sync()"
+                : ", or synchronise the instances with " + program.name + ".gpu_grid_sync() (a value then reaches the next instance a step later)";
             return fail(VerdictKind::CrossesInstances, "invalid space-time transform of ", program.name,
                         " (data availability): ", dependence_text(dep), " of URE ", dep.consumer,
                         " crosses array instances: its distance in loop '", loop, "' is ", dep.distance[i],
                         ", which is not a source loop of the transform ", names_text(src),
                         ": each value of '", loop, "' runs its own array, and no value moves between arrays",
-                        ". Make '", loop, "' a source loop of the transform or remove the dependence. Bounds: ",
-                        bounds);
+                        ". Make '", loop, "' a source loop of the transform or remove the dependence",
+                        sync_hint,
+                        ". Bounds: ", bounds);
         }
     }
 

@@ -71,7 +71,8 @@ public:
         tap_values.assign(max_taps, Scalar());
         coords.assign(instance_base + p.instance_loops.size(), 0);
         active_condition = compile_expr(p.has_preimage, hooks());
-        for (const sys::Variable &v : p.variables) history.emplace_back((size_t)(p.pe_count * (v.history + 1)), Scalar::zero(v.type));
+        histories.emplace_back();
+        for (const sys::Variable &v : p.variables) histories[0].emplace_back((size_t)(p.pe_count * (v.history + 1)), Scalar::zero(v.type));
     }
 
     Buffers run(const Progress &progress) {
@@ -83,10 +84,9 @@ public:
             inst[i] = p.instance_loops[i].min;
             instances *= p.instance_loops[i].extent;
         }
+        std::vector<std::vector<int64_t>> all;
         while (true) {
-            for (size_t i = 0; i < inst.size(); i++) coords[instance_base + i] = inst[i];
-            if (progress) progress(done++, instances);
-            run_instance();
+            all.push_back(inst);
             size_t i = 0;
             for (; i < inst.size(); i++) {
                 if (inst[i] < p.instance_loops[i].max()) {
@@ -96,6 +96,31 @@ public:
                 inst[i] = p.instance_loops[i].min;
             }
             if (i == inst.size()) break;
+        }
+        auto enter = [&](size_t i) {
+            for (size_t k = 0; k < all[i].size(); k++) coords[instance_base + k] = all[i][k];
+        };
+        if (p.grid_moves.empty()) {
+            // Each instance on its own, one after another.
+            for (size_t i = 0; i < all.size(); i++) {
+                enter(i);
+                if (progress) progress(done++, instances);
+                reset_history(0);
+                for (int64_t t = p.time_min; t <= p.time_max; t++) run_step(t);
+            }
+        } else {
+            // gpu_grid_sync: every instance takes a step before any takes the
+            // next, each with its own history, which the others' taps read.
+            histories.resize(all.size(), histories.front());
+            for (size_t i = 0; i < all.size(); i++) reset_history(i);
+            for (int64_t t = p.time_min; t <= p.time_max; t++) {
+                if (progress) progress(t - p.time_min, p.steps());
+                for (size_t i = 0; i < all.size(); i++) {
+                    enter(i);
+                    current = i;
+                    run_step(t);
+                }
+            }
         }
         Buffers result;
         for (size_t o = 0; o < outputs.size(); o++) {
@@ -118,7 +143,10 @@ private:
     std::vector<CompiledStatement> statements;
     Closure active_condition;
     std::vector<int64_t> coords;       ///< space, time, instance loops
-    std::vector<std::vector<Scalar>> history;  ///< per variable: lane-major rings of history + 1 values, exact
+    /// Per instance (one unless gpu_grid_sync), per variable: lane-major
+    /// rings of history + 1 values, exact.
+    std::vector<std::vector<std::vector<Scalar>>> histories;
+    size_t current = 0;                ///< the instance taking its step
     std::vector<char> active;          ///< per lane, this step
     bool lane_active = false;          ///< the lane being evaluated
     std::vector<Buffer<>> outputs;
@@ -201,7 +229,20 @@ private:
         int64_t from = lane - t.dp, at = step - t.dt;
         const sys::Variable &v = p.variables[c.tap_variable[k]];
         if (from < 0 || from >= p.pe_count || at < 0) return Scalar::zero(v.type);  // off the array or before the first step
-        return history[c.tap_variable[k]][(size_t)(from * (v.history + 1) + at % (v.history + 1))];
+        // The instance read (another one for a tap across instances), or none past the loops' ends.
+        size_t instance = current;
+        if (t.crosses_instances()) {
+            int64_t linear = 0, stride = 1;
+            for (size_t i = 0; i < t.di.size(); i++) {
+                const ir::Loop &loop = p.instance_loops[i];
+                const int64_t at_loop = coords[instance_base + i] - t.di[i];
+                if (at_loop < loop.min || at_loop > loop.max()) return Scalar::zero(v.type);
+                linear += (at_loop - loop.min) * stride;
+                stride *= loop.extent;
+            }
+            instance = (size_t)linear;
+        }
+        return histories[instance][c.tap_variable[k]][(size_t)(from * (v.history + 1) + at % (v.history + 1))];
     }
 
     /// Evaluates statement `c` on `lane` at `step` (steps count from 0).
@@ -213,7 +254,7 @@ private:
         const Scalar v = c.value(state);
         if (c.variable >= 0) {
             const sys::Variable &var = p.variables[c.variable];
-            Scalar &slot = history[c.variable][(size_t)(lane * (var.history + 1) + step % (var.history + 1))];
+            Scalar &slot = histories[current][c.variable][(size_t)(lane * (var.history + 1) + step % (var.history + 1))];
             if (changed && !Scalar::same(slot, v)) *changed = true;
             slot = v;
             return;
@@ -243,35 +284,38 @@ private:
 
     std::vector<Scalar> tap_values;
 
-    void run_instance() {
+    void reset_history(size_t instance) {
+        std::vector<std::vector<Scalar>> &history = histories[instance];
         for (size_t v = 0; v < history.size(); v++) std::fill(history[v].begin(), history[v].end(), Scalar::zero(p.variables[v].type));
+    }
+
+    /// Step t of the instance at coords (histories[current]).
+    void run_step(int64_t t) {
         active.assign(p.pe_count, 0);
         EvalState state;
         state.coords = coords.data();
-        for (int64_t t = p.time_min; t <= p.time_max; t++) {
-            const int64_t step = t - p.time_min;
-            coords[1] = t;
-            for (int64_t l = 0; l < p.pe_count; l++) {
-                coords[0] = p.pe_min + l;
-                active[l] = active_condition(state).is_true();
+        const int64_t step = t - p.time_min;
+        coords[1] = t;
+        for (int64_t l = 0; l < p.pe_count; l++) {
+            coords[0] = p.pe_min + l;
+            active[l] = active_condition(state).is_true();
+        }
+        for (const CompiledStatement &c : statements) {
+            auto lanes = [&](bool *changed) {
+                for (int64_t i = 0; i < p.pe_count; i++) {
+                    int64_t l = c.lane_order < 0 ? p.pe_count - 1 - i : i;
+                    if (p.check_time && !active[l]) continue;
+                    evaluate(c, l, step, state, changed);
+                }
+            };
+            if (c.lane_order != 0) {
+                lanes(nullptr);
+                continue;
             }
-            for (const CompiledStatement &c : statements) {
-                auto lanes = [&](bool *changed) {
-                    for (int64_t i = 0; i < p.pe_count; i++) {
-                        int64_t l = c.lane_order < 0 ? p.pe_count - 1 - i : i;
-                        if (p.check_time && !active[l]) continue;
-                        evaluate(c, l, step, state, changed);
-                    }
-                };
-                if (c.lane_order != 0) {
-                    lanes(nullptr);
-                    continue;
-                }
-                for (int64_t round = 0; round <= p.pe_count; round++) {
-                    bool changed = false;
-                    lanes(&changed);
-                    if (!changed) break;
-                }
+            for (int64_t round = 0; round <= p.pe_count; round++) {
+                bool changed = false;
+                lanes(&changed);
+                if (!changed) break;
             }
         }
     }

@@ -55,7 +55,9 @@ public:
             if (d < 0) s << "+" << -d;
             return s.str();
         };
-        return tap.var + "[" + offset(p.space_var, tap.dp) + ", " + offset(p.time_var, tap.dt) + "]";
+        std::string text = tap.var + "[" + offset(p.space_var, tap.dp) + ", " + offset(p.time_var, tap.dt);
+        for (size_t i = 0; i < tap.di.size(); i++) text += ", " + offset(p.instance_loops[i].var, tap.di[i]);
+        return text + "]";
     }
 };
 
@@ -102,18 +104,23 @@ const Variable &SystolicProgram::variable(const std::string &name) const {
 }
 
 Expr make_tap(Type type, const Tap &tap) {
-    return Call::make(type, tap_prefix + tap.var, {make_const(Int(32), tap.dp), make_const(Int(32), tap.dt)},
-                      Call::PureExtern);
+    std::vector<Expr> args{make_const(Int(32), tap.dp), make_const(Int(32), tap.dt)};
+    for (int64_t d : tap.di) args.push_back(make_const(Int(32), d));
+    return Call::make(type, tap_prefix + tap.var, args, Call::PureExtern);
 }
 
 bool is_tap(const Expr &e, Tap *tap) {
     const Call *call = e.as<Call>();
-    if (!call || call->call_type != Call::PureExtern || call->name.rfind(tap_prefix, 0) != 0 || call->args.size() != 2) {
+    if (!call || call->call_type != Call::PureExtern || call->name.rfind(tap_prefix, 0) != 0 || call->args.size() < 2) {
         return false;
     }
-    const int64_t *dp = as_const_int(call->args[0]), *dt = as_const_int(call->args[1]);
-    if (!dp || !dt) return false;
-    if (tap) *tap = Tap{call->name.substr(std::string(tap_prefix).size()), *dp, *dt};
+    std::vector<int64_t> values;
+    for (const Expr &a : call->args) {
+        const int64_t *v = as_const_int(a);
+        if (!v) return false;
+        values.push_back(*v);
+    }
+    if (tap) *tap = Tap{call->name.substr(std::string(tap_prefix).size()), values[0], values[1], {values.begin() + 2, values.end()}};
     return true;
 }
 
@@ -148,10 +155,15 @@ void print(std::ostream &out, const SystolicProgram &p) {
         for (const Tap &tap : v.taps) out << " " << SystolicPrinter::tap_text(p, tap);
         out << "\n";
     }
+    for (const GridMove &m : p.grid_moves) {
+        out << "  // " << SystolicPrinter::tap_text(p, m.tap) << " from another instance: written where "
+            << expr_text(p, m.writer_guard) << ", read where " << expr_text(p, m.reader_guard) << "\n";
+    }
     std::string indent = "  ";
     for (size_t i = p.instance_loops.size(); i-- > 0;) {
         const ir::Loop &l = p.instance_loops[i];
-        out << indent << "for " << l.var << " in [" << l.min << ", " << l.max() << "]:  // array instance\n";
+        out << indent << "for " << l.var << " in [" << l.min << ", " << l.max() << "]:  // array instance"
+            << (p.source.schedule.gpu_grid_sync ? ", all at once, a grid barrier after every step" : "") << "\n";
         indent += "  ";
     }
     out << indent << "for " << p.time_var << " in [" << p.time_min << ", " << p.time_max << "]:\n";

@@ -35,7 +35,24 @@ struct Tap {
     std::string var;
     int64_t dp = 0;  ///< lanes: reads lane l - dp
     int64_t dt = 0;  ///< steps: reads step t - dt
-    bool operator==(const Tap &o) const { return var == o.var && dp == o.dp && dt == o.dt; }
+    /// Instances: reads the instance i - di (one entry per instance loop);
+    /// empty for the tap's own instance. Only with gpu_grid_sync.
+    std::vector<int64_t> di;
+    bool operator==(const Tap &o) const { return var == o.var && dp == o.dp && dt == o.dt && di == o.di; }
+    bool crosses_instances() const { return !di.empty(); }
+};
+
+/// A value read by another array instance (a tap with di, gpu_grid_sync):
+/// the producing PE writes it to global memory in the step it computes it,
+/// and the reading PE loads it dt steps later, past the grid barriers
+/// between. The guards are the read's condition (the conjuncts of its
+/// selects over loops and inputs, and the reader's point in the array),
+/// over the space, time and instance variables: `reader_guard` at the
+/// reading PE, `writer_guard` the same condition at the PE the value goes
+/// to, so a PE writes only what another instance reads.
+struct GridMove {
+    Tap tap;
+    Halide::Expr reader_guard, writer_guard;
 };
 
 /// Dataflow classes of Jo et al.: inputs/weights are Broadcast, Forwarded or
@@ -96,6 +113,8 @@ struct SystolicProgram {
     std::vector<Variable> variables;         ///< merge order, recurrence UREs only
     std::vector<Statement> statements;       ///< merge order, all UREs
     std::vector<InputRead> input_reads;
+    /// Taps that read another instance (gpu_grid_sync), with their guards.
+    std::vector<GridMove> grid_moves;
 
     int64_t steps() const { return time_max - time_min + 1; }
     const Variable &variable(const std::string &name) const;

@@ -249,6 +249,7 @@ void print(std::ostream &out, const UreProgram &p) {
     if (!s.reorder.empty()) out << "  reorder (innermost first): " << join(s.reorder) << "\n";
     if (!s.gpu_blocks.empty()) out << "  gpu_blocks: " << join(s.gpu_blocks) << "\n";
     if (!s.gpu_threads.empty()) out << "  gpu_threads: " << join(s.gpu_threads) << "\n";
+    if (s.gpu_grid_sync) out << "  gpu_grid_sync\n";
     for (const Staging &st : s.stagings) {
         out << "  " << st.source << ".in(" << st.consumer << ")";
         if (st.compute_at_func) out << ".compute_at(" << *st.compute_at_func << ", " << *st.compute_at_loop << ")";

@@ -107,6 +107,11 @@ struct Schedule {
     std::vector<Tile> tiles;
     std::vector<std::string> reorder;            ///< innermost first, as given
     std::vector<std::string> gpu_blocks, gpu_threads;
+    /// `gpu_grid_sync()`: the array instances of the gpu_blocks loops run at
+    /// once and wait for each other after every step, so a value may move to
+    /// a neighbouring instance (a dependence along a gpu_blocks loop) one
+    /// step or more after it is computed.
+    bool gpu_grid_sync = false;
     std::vector<Staging> stagings;
     std::optional<SpaceTimeTransform> transform;
 };

@@ -35,9 +35,17 @@ protected:
             if (!k) compile_error("call ", ir::to_source(Expr(op)), " in ", ure.name, " is not at a constant distance");
             distance[program.loop_index(producer.args[i])] = *k;
         }
+        std::vector<int64_t> di;
+        bool crosses = false;
         for (size_t l = 0; l < program.loops.size(); l++) {
             bool in_transform = std::count(t.source_loops.begin(), t.source_loops.end(), program.loops[l].var) > 0;
-            if (distance[l] != 0 && !in_transform) {
+            if (in_transform) continue;
+            di.push_back(distance[l]);
+            const std::vector<std::string> &blocks = program.schedule.gpu_blocks;
+            const bool synchronised = program.schedule.gpu_grid_sync &&
+                                      std::count(blocks.begin(), blocks.end(), program.loops[l].var) > 0;
+            crosses |= distance[l] != 0;
+            if (distance[l] != 0 && !synchronised) {
                 compile_error("call ", ir::to_source(Expr(op)), " in the definition of ", ure.name,
                               " has distance ", distance[l], " in loop '", program.loops[l].var,
                               "', which is not a source loop of the space-time transform: it would read another array "
@@ -50,7 +58,7 @@ protected:
             dp += t.matrix.front()[c] * d;
             dt += t.matrix.back()[c] * d;
         }
-        sys::Tap tap{callee, dp, dt};
+        sys::Tap tap{callee, dp, dt, crosses ? di : std::vector<int64_t>()};
         return sys::make_tap(op->type, tap);
     }
 
@@ -84,7 +92,7 @@ void inline_same_step_reads(sys::SystolicProgram &p) {
                 return kir::replace_calls(shifted, [&](const Call *inner) -> Expr {
                     sys::Tap t;
                     if (!sys::is_tap(Expr(inner), &t)) return Expr();
-                    return sys::make_tap(inner->type, sys::Tap{t.var, t.dp + tap.dp, t.dt});
+                    return sys::make_tap(inner->type, sys::Tap{t.var, t.dp + tap.dp, t.dt, t.di});
                 });
             }));
             if (!changed) break;
@@ -94,6 +102,60 @@ void inline_same_step_reads(sys::SystolicProgram &p) {
             }
         }
     }
+}
+
+/// The conjuncts of `e` that read no recurrence (a select's test on loops
+/// and inputs), and'ed: the same on whichever PE evaluates it.
+Expr static_conjuncts(const Expr &e) {
+    if (const And *op = e.as<And>()) return static_conjuncts(op->a) && static_conjuncts(op->b);
+    bool reads_recurrence = false;
+    kir::for_each_call(e, [&](const Call *c) { reads_recurrence |= !ir::recurrence_callee(Expr(c)).empty(); });
+    return reads_recurrence ? const_true() : e;
+}
+
+/// The taps that read another instance (gpu_grid_sync), each with the
+/// condition under which it is read, at the reader and at the writer.
+std::vector<sys::GridMove> plan_grid_moves(const ir::UreProgram &program, const std::function<Expr(const Expr &)> &rewrite) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    std::vector<sys::GridMove> moves;
+    for (const ir::Dependence &dep : program.dependences) {
+        sys::Tap tap{dep.producer, 0, 0, {}};
+        bool crosses = false;
+        for (size_t l = 0; l < program.loops.size(); l++) {
+            const std::string &var = program.loops[l].var;
+            const auto column = std::find(t.source_loops.begin(), t.source_loops.end(), var);
+            if (column == t.source_loops.end()) {
+                tap.di.push_back(dep.distance[l]);
+                crosses |= dep.distance[l] != 0;
+                continue;
+            }
+            tap.dp += t.matrix.front()[column - t.source_loops.begin()] * dep.distance[l];
+            tap.dt += t.matrix.back()[column - t.source_loops.begin()] * dep.distance[l];
+        }
+        if (!crosses) continue;
+        // The reader's point lies in the array, and its selects take the read.
+        Expr condition = static_conjuncts(dep.condition);
+        for (const std::string &var : t.source_loops) {
+            const ir::Loop &loop = program.loop(var);
+            Expr v = Variable::make(Int(32), var);
+            condition = condition && v >= (int)loop.min && v <= (int)loop.max();
+        }
+        // At the writer, the reader is the point d further on.
+        std::map<std::string, Expr> reader_of_writer;
+        for (size_t l = 0; l < program.loops.size(); l++) {
+            const std::string &var = program.loops[l].var;
+            reader_of_writer[var] = Variable::make(Int(32), var) + (int)dep.distance[l];
+        }
+        Expr reader = rewrite(condition), writer = rewrite(substitute(reader_of_writer, condition));
+        auto same = std::find_if(moves.begin(), moves.end(), [&](const sys::GridMove &m) { return m.tap == tap; });
+        if (same == moves.end()) {
+            moves.push_back({tap, reader, writer});
+        } else {
+            same->reader_guard = simplify_exact(same->reader_guard || reader);
+            same->writer_guard = simplify_exact(same->writer_guard || writer);
+        }
+    }
+    return moves;
 }
 
 /// True if `e` mentions the variable `name`.
@@ -205,6 +267,17 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
         p.statements.push_back(s);
     }
     inline_same_step_reads(p);
+    p.grid_moves = plan_grid_moves(program, rewrite);
+    for (const sys::Statement &s : p.statements) {
+        for (const sys::Tap &tap : sys::taps_in(s.value)) {
+            if (!tap.crosses_instances()) continue;
+            bool planned = std::any_of(p.grid_moves.begin(), p.grid_moves.end(), [&](const sys::GridMove &m) { return m.tap == tap; });
+            if (!planned) {
+                compile_error(program.name, ": ", s.ure, " reads ", tap.var, " of another instance through a same-step read of ",
+                              "another variable; a value crossing instances must be read by the URE that names it");
+            }
+        }
+    }
     for (const sys::Statement &s : p.statements) {
         for (const sys::Tap &tap : sys::taps_in(s.value)) {
             std::vector<sys::Tap> &all = taps_of[tap.var];

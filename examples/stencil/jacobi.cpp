@@ -27,7 +27,9 @@
 // T (steps per launch, default 4), PE (tile width, 32), TH (tile
 // height, 24: the fastest in fp32 and fp64 at PE 32, docs/benchmarks.md), THREADS=1 (a tile wider than 32 over the warps of a block),
 // F64=1 for fp64, BOX=1 for the 9-point box instead of the star, BX, BY (tiles
-// across and down at the generation-time sizes the reference and tests use).
+// across and down at the generation-time sizes the reference and tests use),
+// GRID=1 for the device-wide variant (jacobi2d_grid above; SYNC=0 drops its
+// gpu_grid_sync, which the validator then refuses).
 #include <algorithm>
 
 #include "pulse/pulse.h"
@@ -36,8 +38,61 @@ using namespace pulse;
 
 namespace {
 
+// GRID=1: the device-wide variant (deep temporal blocking with the grid
+// resident on chip). The tiles do not overlap: tile (bx, by) holds the PE x
+// TH cells at (bx PE + x, by TH + y), one per thread of a block (s = x + PE
+// y, at most 1024), in shared memory for all T steps of the launch (time =
+// t). A cell on a tile's edge reads its neighbours in the adjacent tiles
+// from the step before: U(x + PE - 1, y, t - 1, bx - 1, by) for the left
+// one, a dependence along the gpu_blocks loop bx, which gpu_grid_sync
+// allows: every block waits at a grid-wide barrier after each step, and
+// the edge values move through global memory. The launch needs every block
+// on the GPU at once (a cooperative launch), so the grid must fit: 8192
+// cells per SM at 1024 threads per block, two blocks per SM.
+Spec jacobi2d_grid(const Params &params, Type type) {
+    const int steps = params.get_int("T", 16, 1, 1 << 16);
+    const int PE = params.get_int("PE", 32, 1, 1024), TH = params.get_int("TH", 32, 1, 1024);
+    const int BX = params.get_int("BX", 2, 1, 1 << 20), BY = params.get_int("BY", 2, 1, 1 << 20);
+    Input u(type, 2, "u"), n(Int(32), 1, "n");
+    Var x("x"), y("y"), t("t"), bx("bx"), by("by"), s("s"), time("time");
+    Func U(type, {x, y, t, bx, by}, Place::Device, "U"), Out(Place::Device, "Out");
+    Expr gx = bx * PE + x, gy = by * TH + y;
+    // U(t - 1) at the cell (dx, dy) away: in this tile, or in the one beside,
+    // above or below it (ox, oy tiles away).
+    auto at = [&](int dx, int dy) -> Expr {
+        auto in_tile = [&](int ox, int oy) -> Expr { return U(x + dx - ox * PE, y + dy - oy * TH, t - 1, bx + ox, by + oy); };
+        auto column = [&](int ox) -> Expr {
+            if (dy == 0) return in_tile(ox, 0);
+            Expr inside = dy < 0 ? y + dy >= 0 : y + dy < TH;
+            return select(inside, in_tile(ox, 0), in_tile(ox, dy));
+        };
+        if (dx == 0) return column(0);
+        Expr inside = dx < 0 ? x + dx >= 0 : x + dx < PE;
+        return select(inside, column(0), column(dx));
+    };
+    Expr star = cast(type, Expr(0.25)) * (((at(-1, 0) + at(1, 0)) + at(0, -1)) + at(0, 1));
+    if (params.get_int("BOX", 0, 0, 1)) {
+        Expr sum;
+        for (int dy = -1; dy <= 1; dy++) {
+            for (int dx = -1; dx <= 1; dx++) sum = sum.defined() ? sum + at(dx, dy) : at(dx, dy);
+        }
+        star = cast(type, Expr(1.0 / 9.0)) * sum;
+    }
+    Expr interior = gx >= 1 && gx < n(0) - 1 && gy >= 1 && gy < n(1) - 1;
+    U(x, y, t, bx, by) = select(t == 0, u(gx, gy), select(interior, star, at(0, 0)));
+    Out(gx, gy) = select(t == steps, U(x, y, t, bx, by));
+    U.merge_ures(Out).set_bounds(x, 0, PE, y, 0, TH, t, 0, steps + 1, bx, 0, BX, by, 0, BY);
+    U.gpu_blocks(bx, by);
+    if (params.get_int("SYNC", 1, 0, 1)) U.gpu_grid_sync();
+    U.space_time_transform({x, y, t}, {s, time}, {1, PE, 0, /**/ 0, 0, 1});
+    U.gpu_threads(s);
+    U.store_in(MemoryType::Shared);
+    return Spec{Out, {u, n}};
+}
+
 Spec jacobi2d(const Params &params) {
     const Type type = params.get_int("F64", 0, 0, 1) ? Float(64) : Float(32);
+    if (params.get_int("GRID", 0, 0, 1)) return jacobi2d_grid(params, type);
     const int steps = params.get_int("T", 4, 1, 32);
     // A tile must keep at least one cell after shedding T from each side.
     const int PE = params.get_int("PE", std::max(32, 2 * steps + 2), 2 * steps + 1, 256);

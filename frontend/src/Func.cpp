@@ -352,6 +352,11 @@ Func &Func::gpu_threads(const Var &x) { set_gpu_loops(*group(), "gpu_threads", g
 Func &Func::gpu_threads(const Var &x, const Var &y) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name(), y.name()}); return *this; }
 Func &Func::gpu_threads(const Var &x, const Var &y, const Var &z) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name(), y.name(), z.name()}); return *this; }
 
+Func &Func::gpu_grid_sync() {
+    group()->schedule.gpu_grid_sync = true;
+    return *this;
+}
+
 Stage Func::in(const Func &consumer) const { return make_stage(consumer.contents()->group, name(), consumer); }
 
 Func &Func::compute_at(const Func &consumer, const Var &loop) {

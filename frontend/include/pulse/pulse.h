@@ -189,6 +189,12 @@ public:
     Func &gpu_threads(const Var &x);
     Func &gpu_threads(const Var &x, const Var &y);
     Func &gpu_threads(const Var &x, const Var &y, const Var &z);
+    /// The instances of the gpu_blocks loops run at once (a cooperative
+    /// launch) and wait for each other at a grid-wide barrier after every
+    /// step: a value may then be read by a neighbouring instance (a
+    /// dependence along a gpu_blocks loop) one step or more after it is
+    /// computed, through global memory.
+    Func &gpu_grid_sync();
 
     /// The calls to this Func inside `consumer`, to be staged.
     Stage in(const Func &consumer) const;
