@@ -37,6 +37,10 @@ void KernelPrinter::print_if(const IfThenElse *op, const std::string &condition,
 
 void KernelPrinter::barrier(int) { internal_error(backend(), " printer: the kernel has barriers, which this backend cannot print"); }
 
+void KernelPrinter::grid_barrier(int) {
+    internal_error(backend(), " printer: the kernel has grid barriers, which this backend cannot print");
+}
+
 void KernelPrinter::stmt(const Stmt &s, int indent) {
     if (s.as<LetStmt>()) {
         Stmt body = s;
@@ -97,6 +101,10 @@ void KernelPrinter::stmt(const Stmt &s, int indent) {
         }
         if (kir::as_intrinsic(op->value, kir::intrinsic::barrier)) {
             barrier(indent);
+            return;
+        }
+        if (kir::as_intrinsic(op->value, kir::intrinsic::grid_barrier)) {
+            grid_barrier(indent);
             return;
         }
         if (is_const(op->value)) return;

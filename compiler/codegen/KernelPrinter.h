@@ -48,6 +48,8 @@ protected:
     virtual void buffer_store(const Halide::Internal::Call *store, int indent) = 0;
     /// A `pulse.barrier` over the array's threads.
     virtual void barrier(int indent);
+    /// A `pulse.grid_barrier` over every thread of the grid.
+    virtual void grid_barrier(int indent);
     /// A guard; by default a C `if` on expr(condition).
     virtual void if_then_else(const Halide::Internal::IfThenElse *op, int indent);
     /// A C `if` on the condition text `condition`, then the branches.

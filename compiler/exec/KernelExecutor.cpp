@@ -3,7 +3,10 @@
 #include <array>
 #include <bitset>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "exec/InputRegions.h"
@@ -85,6 +88,119 @@ bool truth(Value v) { return v.u != 0; }
 /// "warp.lane" of thread `t` of an array, for messages.
 std::string thread_name(int t) { return std::to_string(t / warp_size) + "." + std::to_string(t % warp_size); }
 
+/// What the array instances of a grid-synchronised kernel share: its grid
+/// exchange arrays (global memory, with what the race check needs) and the
+/// grid barrier. Each instance runs on a thread of its own, so every access
+/// takes the lock. Accesses of two instances to one element with no grid
+/// barrier between, a read of an element never written, and instances that
+/// reach different numbers of grid barriers are errors.
+class GridState {
+public:
+    /// Thrown in the other instances once one has failed.
+    struct Stopped {};
+
+    GridState(const kir::Kernel &k, int64_t instance_count) : kernel(k), instances(instance_count) {
+        for (const kir::GridExchange &x : kernel.grid_exchanges) {
+            Array &a = arrays[x.name];
+            const size_t n = (size_t)(x.slots * x.per_instance * instances);
+            a.values.resize(n);
+            a.writer.assign(n, -1);
+            a.write_epoch.assign(n, 0);
+            a.reader.assign(n, -1);
+            a.read_epoch.assign(n, 0);
+        }
+    }
+
+    Value load(const std::string &name, int64_t i, int64_t instance, const std::string &thread) {
+        std::lock_guard<std::mutex> lock(mutex);
+        Array &a = element_of(name, i, instance, thread);
+        if (a.writer[i] < 0) fail_locked("instance ", instance, " thread ", thread, " reads grid exchange ", name, "[", i, "] before any write");
+        if (a.write_epoch[i] == epoch && a.writer[i] != instance) race(name, i, a.writer[i], "wrote", instance, "reads");
+        a.reader[i] = instance;
+        a.read_epoch[i] = epoch;
+        return a.values[i];
+    }
+
+    void store(const std::string &name, int64_t i, Value v, int64_t instance, const std::string &thread) {
+        std::lock_guard<std::mutex> lock(mutex);
+        Array &a = element_of(name, i, instance, thread);
+        if (a.write_epoch[i] == epoch && a.writer[i] >= 0 && a.writer[i] != instance) race(name, i, a.writer[i], "wrote", instance, "writes");
+        if (a.read_epoch[i] == epoch && a.reader[i] != instance) race(name, i, a.reader[i], "read", instance, "writes");
+        a.values[i] = v;
+        a.writer[i] = instance;
+        a.write_epoch[i] = epoch;
+    }
+
+    /// The grid barrier: returns once every instance has arrived.
+    void arrive() {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (failed) throw Stopped{};
+        const uint64_t mine = epoch;
+        if (++arrived + finished == instances) {
+            if (finished > 0) fail_locked(finished, " instance(s) finished without reaching a grid barrier the others wait at");
+            arrived = 0;
+            epoch++;
+            wake.notify_all();
+            return;
+        }
+        wake.wait(lock, [&] { return epoch != mine || failed; });
+        if (failed) throw Stopped{};
+    }
+
+    /// An instance has run its body to the end.
+    void finish() {
+        std::lock_guard<std::mutex> lock(mutex);
+        finished++;
+        if (arrived > 0 && arrived + finished == instances) {
+            fail_locked("an instance finished while ", arrived, " wait at a grid barrier it never reached");
+        }
+    }
+
+    /// Another instance failed: the others stop at their next grid operation.
+    void abandon() {
+        std::lock_guard<std::mutex> lock(mutex);
+        failed = true;
+        wake.notify_all();
+    }
+
+private:
+    struct Array {
+        std::vector<Value> values;
+        std::vector<int64_t> writer, reader;        ///< instance; -1: none
+        std::vector<uint64_t> write_epoch, read_epoch;
+    };
+    const kir::Kernel &kernel;
+    const int64_t instances;
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::unordered_map<std::string, Array> arrays;
+    int64_t arrived = 0, finished = 0;
+    uint64_t epoch = 1;  ///< grid barriers passed + 1
+    bool failed = false;
+
+    template<typename... Args>
+    [[noreturn]] void fail_locked(const Args &...args) {
+        failed = true;
+        wake.notify_all();
+        evaluation_error("kernel ", kernel.name, ": ", args...);
+    }
+
+    Array &element_of(const std::string &name, int64_t i, int64_t instance, const std::string &thread) {
+        if (failed) throw Stopped{};
+        Array &a = arrays.at(name);
+        if (i < 0 || i >= (int64_t)a.values.size()) {
+            fail_locked("instance ", instance, " thread ", thread, " indexes grid exchange ", name, " at ", i, ", outside [0, ",
+                        a.values.size(), ")");
+        }
+        return a;
+    }
+
+    [[noreturn]] void race(const std::string &name, int64_t i, int64_t earlier, const char *earlier_did, int64_t later, const char *later_does) {
+        fail_locked("race on grid exchange ", name, "[", i, "]: instance ", earlier, " ", earlier_did, " it and instance ", later, " ",
+                    later_does, " it with no grid barrier between");
+    }
+};
+
 /// Runs one array instance after another, its threads in lock step. A
 /// template on the most threads an array may have, so that one-warp arrays
 /// (most kernels, and the test suite's bulk) keep 32-wide per-thread values;
@@ -97,9 +213,47 @@ class Executor {
 
 public:
     /// execute_kernel has checked that the kernel's arrays fit MaxThreads.
-    Executor(const kir::Kernel &k, Buffers &b) : kernel(k), buffers(b), thread_count(k.array_threads()) {}
+    /// `grid`: the state the instances of a grid-synchronised kernel share
+    /// (each instance then runs on its own thread, in its own Executor).
+    Executor(const kir::Kernel &k, Buffers &b, GridState *g = nullptr)
+        : kernel(k), buffers(b), grid(g), thread_count(k.array_threads()) {}
 
-    void run(const Progress &progress) {
+    /// The number of array instances of the kernel on these buffers.
+    int64_t instance_count() {
+        bind_buffer_fields();
+        return eval(kernel.warp_count(), 0).i;
+    }
+
+    /// Runs instances [first, last) (all: last < 0).
+    void run(const Progress &progress, int64_t first = 0, int64_t last = -1) {
+        bind_buffer_fields();
+        Mask all{};
+        Lanes lanes{}, warps_in_array{};
+        for (int t = 0; t < threads(); t++) {
+            all[t] = true;
+            lanes[t] = from_int(Int(32), t % warp_size);
+            warps_in_array[t] = from_int(Int(32), t / warp_size);
+        }
+        push(kir::lane_var, lanes);
+        push(kir::array_warp_var, warps_in_array);
+        const int64_t instances = eval(kernel.warp_count(), 0).i;
+        if (last < 0) last = instances;
+        for (int64_t w = first; w < last; w++) {
+            if (progress) progress(w, instances);
+            current_instance = w;
+            bind_uniform(kir::warp_index_var, Int(64), w);
+            exec(kernel.body, all);
+            pop(kir::warp_index_var);
+        }
+    }
+
+private:
+    bool fields_bound = false;
+
+    /// BUFFER.min/extent/stride.D of every buffer, checked against the kernel's arguments.
+    void bind_buffer_fields() {
+        if (fields_bound) return;
+        fields_bound = true;
         for (const kir::BufferArg &arg : kernel.buffers) {
             auto it = buffers.find(arg.name);
             if (it == buffers.end()) evaluation_error("kernel ", kernel.name, ": no buffer given for ", arg.name);
@@ -120,27 +274,12 @@ public:
                 }
             }
         }
-        Mask all{};
-        Lanes lanes{}, warps_in_array{};
-        for (int t = 0; t < threads(); t++) {
-            all[t] = true;
-            lanes[t] = from_int(Int(32), t % warp_size);
-            warps_in_array[t] = from_int(Int(32), t / warp_size);
-        }
-        push(kir::lane_var, lanes);
-        push(kir::array_warp_var, warps_in_array);
-        Value instances = eval(kernel.warp_count(), 0);
-        for (int64_t w = 0; w < instances.i; w++) {
-            if (progress) progress(w, instances.i);
-            bind_uniform(kir::warp_index_var, Int(64), w);
-            exec(kernel.body, all);
-            pop(kir::warp_index_var);
-        }
     }
 
-private:
     const kir::Kernel &kernel;
     Buffers &buffers;
+    GridState *const grid;
+    int64_t current_instance = 0;
     std::unordered_map<std::string, std::vector<Lanes>> env;
     /// Register arrays (Allocate Register): element -> its value on each thread.
     std::unordered_map<std::string, std::vector<Lanes>> registers;
@@ -249,6 +388,12 @@ private:
             return;
         }
         if (const Store *op = s.as<Store>()) {
+            if (kernel.grid_exchange(op->name)) {
+                for (int l = 0; l < threads(); l++) {
+                    if (mask[l]) grid_state().store(op->name, eval(op->index, l).i, eval(op->value, l), current_instance, thread_name(l));
+                }
+                return;
+            }
             if (!shared.empty()) {
                 auto it = shared.find(op->name);
                 if (it != shared.end()) return store_shared(op, it->second, mask);
@@ -272,10 +417,22 @@ private:
                 epoch++;
                 return;
             }
+            if (c && c->name == kir::intrinsic::grid_barrier) {
+                // grid.sync() waits for every thread of every block.
+                if (!full_array) evaluation_error("kernel ", kernel.name, ": grid barrier inside divergent code");
+                grid_state().arrive();
+                epoch++;
+                return;
+            }
             if (is_const(op->value)) return;
             evaluation_error("kernel ", kernel.name, ": cannot execute ", s);
         }
         evaluation_error("kernel ", kernel.name, ": cannot execute statement ", s);
+    }
+
+    GridState &grid_state() {
+        if (!grid) evaluation_error("kernel ", kernel.name, ": grid barriers or grid exchange arrays in a kernel without grid_sync");
+        return *grid;
     }
 
     /// Element `index` of a register array on thread `l`; checks the bounds.
@@ -525,6 +682,7 @@ private:
         }
         if (const Call *op = e.as<Call>()) return call(op, l);
         if (const Load *op = e.as<Load>()) {
+            if (kernel.grid_exchange(op->name)) return grid_state().load(op->name, eval(op->index, l).i, current_instance, thread_name(l));
             if (!shared.empty()) {
                 auto it = shared.find(op->name);
                 if (it != shared.end()) return load_shared(op->name, it->second, op->index, l);
@@ -602,6 +760,44 @@ private:
     }
 };
 
+/// The most instances of a grid-synchronised kernel the executor runs (a
+/// thread each).
+constexpr int64_t max_synchronised_instances = 64;
+
+template<int MaxThreads>
+void run_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress &progress) {
+    if (!kernel.grid_sync) {
+        kir::on_large_stack([&] { Executor<MaxThreads>(kernel, buffers).run(progress); });
+        return;
+    }
+    // Every instance at once, each on a thread of its own, meeting at the grid barriers.
+    int64_t instances = 0;
+    kir::on_large_stack([&] { instances = Executor<MaxThreads>(kernel, buffers).instance_count(); });
+    if (instances > max_synchronised_instances) {
+        evaluation_error("kernel ", kernel.name, ": ", instances, " array instances synchronised over the grid; the kernel executor runs at most ",
+                         max_synchronised_instances, " (one thread each): run it at smaller sizes");
+    }
+    GridState grid(kernel, instances);
+    std::vector<std::exception_ptr> errors(instances);
+    std::vector<std::thread> threads;
+    for (int64_t w = 0; w < instances; w++) {
+        threads.emplace_back([&, w] {
+            try {
+                kir::on_large_stack([&] { Executor<MaxThreads>(kernel, buffers, &grid).run(w == 0 ? progress : Progress(), w, w + 1); });
+                grid.finish();
+            } catch (const GridState::Stopped &) {
+            } catch (...) {
+                errors[w] = std::current_exception();
+                grid.abandon();
+            }
+        });
+    }
+    for (std::thread &t : threads) t.join();
+    for (const std::exception_ptr &e : errors) {
+        if (e) std::rethrow_exception(e);
+    }
+}
+
 }  // namespace
 
 void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress &progress) {
@@ -609,12 +805,10 @@ void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress 
         evaluation_error("kernel ", kernel.name, ": ", kernel.warps_per_array, " warps per array, outside [1, ",
                          kir::max_warps_per_array, "]");
     }
-    kir::on_large_stack([&] {
-        // Narrow per-thread values for the common sizes: one warp, up to 8 warps, a whole block.
-        if (kernel.warps_per_array == 1) Executor<warp_size>(kernel, buffers).run(progress);
-        else if (kernel.warps_per_array <= 8) Executor<warp_size * 8>(kernel, buffers).run(progress);
-        else Executor<warp_size * kir::max_warps_per_array>(kernel, buffers).run(progress);
-    });
+    // Narrow per-thread values for the common sizes: one warp, up to 8 warps, a whole block.
+    if (kernel.warps_per_array == 1) run_kernel<warp_size>(kernel, buffers, progress);
+    else if (kernel.warps_per_array <= 8) run_kernel<warp_size * 8>(kernel, buffers, progress);
+    else run_kernel<warp_size * kir::max_warps_per_array>(kernel, buffers, progress);
 }
 
 std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed,

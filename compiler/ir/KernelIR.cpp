@@ -38,6 +38,17 @@ BufferArg &Kernel::buffer(const std::string &name) {
     return const_cast<BufferArg &>(static_cast<const Kernel *>(this)->buffer(name));
 }
 
+const GridExchange *Kernel::grid_exchange(const std::string &name) const {
+    for (const GridExchange &x : grid_exchanges) {
+        if (x.name == name) return &x;
+    }
+    return nullptr;
+}
+
+Expr GridExchange::elements(const Expr &instances) const {
+    return simplify_exact(cast(Int(64), instances) * make_const(Int(64), slots * per_instance));
+}
+
 Expr Kernel::warp_count() const {
     Expr n = make_const(Int(64), 1);
     for (const GridLoop &g : grid) n = n * cast(Int(64), g.extent);
@@ -78,6 +89,8 @@ int64_t shared_bytes(const Stmt &s) {
 bool shifts_through_shared(const Call *shift) { return shift->args.size() > 2 && is_const_one(shift->args[2]); }
 
 Stmt barrier() { return Evaluate::make(Call::make(Int(32), intrinsic::barrier, {}, Call::Extern)); }
+
+Stmt grid_barrier() { return Evaluate::make(Call::make(Int(32), intrinsic::grid_barrier, {}, Call::Extern)); }
 
 Expr warp_all(const Expr &condition) { return Call::make(Bool(), intrinsic::warp_all, {condition}, Call::PureExtern); }
 
@@ -256,6 +269,7 @@ NameGenerator::NameGenerator(const Kernel &kernel) {
         }
     }
     for (const GridLoop &g : kernel.grid) reserve(g.var);
+    for (const GridExchange &x : kernel.grid_exchanges) reserve(x.name);
     if (kernel.body.defined()) reserve(kernel.body);
 }
 
@@ -385,6 +399,11 @@ static void print_unwrapped(std::ostream &out, const Kernel &k) {
         out << "\n";
     }
     for (const std::string &f : k.shared_state) out << "  " << f << ": held in shared memory, moved through it\n";
+    if (k.grid_sync) out << "  every instance at once, grid barriers between steps (gpu_grid_sync)\n";
+    for (const GridExchange &x : k.grid_exchanges) {
+        out << "  grid exchange " << x.name << ": " << x.type << ", " << x.slots << " slots of " << x.per_instance
+            << " per instance, in global memory\n";
+    }
     out << "  grid (warps, innermost first):";
     if (k.grid.empty()) out << " one warp";
     for (const GridLoop &g : k.grid) out << " " << g.var << " in [" << g.min << ", " << g.min << " + " << g.extent << ")";

@@ -36,6 +36,14 @@
 //     shared", of any distance below the array's threads; each step's values
 //     are written to shared memory by every thread and read back by their
 //     neighbours (a tile of the grid over the threads of a block).
+//   - A grid-synchronised kernel (Kernel::grid_sync, the schedule's
+//     gpu_grid_sync): every array instance runs at once, one per block, and
+//     `grid_barrier`s (outside any guard, the same number on every
+//     instance) separate its steps. Values read by another instance go
+//     through the grid exchange arrays (Kernel::grid_exchanges: global
+//     memory, read and written by Load and Store at run-time indices):
+//     written in one step, read only after a grid barrier. No pass moves an
+//     access to an exchange array across a grid barrier.
 #ifndef PULSE_KERNEL_IR_H
 #define PULSE_KERNEL_IR_H
 
@@ -111,6 +119,20 @@ struct GridLoop {
     Halide::Expr extent;  ///< over the buffers' run-time sizes
 };
 
+/// Global memory of a grid-synchronised kernel where a PE writes the values
+/// that PEs of other array instances read in later steps; the host function
+/// allocates it for each launch. Element ((slot * instances + instance) *
+/// per_instance + element): slot = the step's index % slots, instance =
+/// warp.index, element = unrolled copy * pe_count + PE - pe_min.
+struct GridExchange {
+    std::string name;
+    Halide::Type type;
+    int64_t slots = 1;         ///< steps a value is kept: the longest read's dt + 1
+    int64_t per_instance = 0;  ///< elements of one instance in one slot
+    /// Elements for `instances` array instances.
+    Halide::Expr elements(const Halide::Expr &instances) const;
+};
+
 struct Kernel {
     std::string name;
     std::vector<BufferArg> buffers;  ///< inputs in the spec's order, then outputs
@@ -129,6 +151,11 @@ struct Kernel {
     /// Funcs whose values move between the array's threads through shared
     /// memory (`F.store_in(MemoryType::Shared)`), in the order declared.
     std::vector<std::string> shared_state;
+    /// gpu_grid_sync: every instance resident at once (a cooperative
+    /// launch), grid_barriers between steps, values across instances in
+    /// grid_exchanges.
+    bool grid_sync = false;
+    std::vector<GridExchange> grid_exchanges;
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
     /// What the kernel computes, for the comment block of printed code.
@@ -136,6 +163,8 @@ struct Kernel {
 
     const BufferArg &buffer(const std::string &name) const;
     BufferArg &buffer(const std::string &name);
+    /// The grid exchange array `name`; nullptr if there is none.
+    const GridExchange *grid_exchange(const std::string &name) const;
     /// Number of array instances the grid runs (each on warps_per_array
     /// warps): the product of the grid extents.
     Halide::Expr warp_count() const;
@@ -164,6 +193,9 @@ constexpr const char *chain_source = "pulse.chain_source";
 constexpr const char *array_shift = "pulse.array_shift";
 /// (): every thread of the array waits until all have arrived (Evaluate).
 constexpr const char *barrier = "pulse.barrier";
+/// (): every thread of every array instance waits until all have arrived,
+/// and their writes to global memory are seen by all (Evaluate; grid_sync).
+constexpr const char *grid_barrier = "pulse.grid_barrier";
 /// (cond): true if cond holds on every lane of the warp (a warp vote). Put
 /// by vote_uniform_tests around tests the same on every lane, where the vote
 /// tells the compiler the warp stays whole (VoteUniformTests.h).
@@ -186,6 +218,8 @@ int64_t shared_bytes(const Halide::Internal::Stmt &s);
 bool shifts_through_shared(const Halide::Internal::Call *shift);
 /// A barrier over the array's threads.
 Halide::Internal::Stmt barrier();
+/// A barrier over every thread of the grid (Kernel::grid_sync).
+Halide::Internal::Stmt grid_barrier();
 /// True if `condition` holds on every lane of the warp.
 Halide::Expr warp_all(const Halide::Expr &condition);
 Halide::Expr chain_source(const Halide::Expr &condition, int64_t dp);

@@ -46,7 +46,7 @@ struct Tap {
 /// the producing PE writes it to global memory in the step it computes it,
 /// and the reading PE loads it dt steps later, past the grid barriers
 /// between. The guards are the read's condition (the conjuncts of its
-/// selects over loops and inputs, and the reader's point in the array),
+/// selects over the loops alone, and the reader's point in the array),
 /// over the space, time and instance variables: `reader_guard` at the
 /// reading PE, `writer_guard` the same condition at the PE the value goes
 /// to, so a PE writes only what another instance reads.

@@ -65,6 +65,11 @@ private:
 }  // namespace
 
 void check_cm_support(const kir::Kernel &k, const CmTarget &target) {
+    if (k.grid_sync) {
+        refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", k.name, " synchronises its instances over the grid ",
+               "(gpu_grid_sync), which the CM backend does not have (no grid-wide barrier): drop gpu_grid_sync and the ",
+               "reads across instances for CM");
+    }
     for (const std::string &f : k.shared_state) {
         refuse(Refusal::UnsupportedByTarget, f, "CM backend: kernel ", k.name, " holds ", f, " in shared memory (", f,
                ".store_in(MemoryType::Shared)), which the CM backend does not have: drop store_in (and gpu_threads) for CM");

@@ -191,6 +191,10 @@ public:
         for (const kir::GridLoop &g : plan.grid) names.reserve(g.var);
         for (const SequentialLoop &l : plan.sequential) names.reserve(l.var);
         for (const auto &definition : plan.definitions) names.reserve(definition.first);
+        // gpu_grid_sync: every instance resident at once, a block of its own
+        // (no warp of a block may leave early: all meet at the grid barriers).
+        kernel.grid_sync = source.schedule.gpu_grid_sync;
+        if (kernel.grid_sync) kernel.warps_per_block = 1;
         // The marker tells later passes where one array instance's straight-line code starts.
         Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, instance_body());
         // Per-thread serial loops, innermost built first.
@@ -607,6 +611,77 @@ private:
 
     const kir::BufferArg &buffer(const std::string &n) const { return kernel.buffer(n); }
 
+    // ---- values across instances (gpu_grid_sync) ---------------------------
+
+    std::map<std::string, std::string> exchange_names;  ///< variable -> its grid exchange array
+
+    /// One grid exchange array per variable another instance reads, kept as
+    /// long as its longest read.
+    void plan_grid_exchanges() {
+        for (const sys::GridMove &m : program.grid_moves) {
+            auto it = exchange_names.find(m.tap.var);
+            if (it == exchange_names.end()) {
+                it = exchange_names.emplace(m.tap.var, names.fresh(m.tap.var, "grid")).first;
+                kernel.grid_exchanges.push_back(
+                    {it->second, program.variable(m.tap.var).type, 1, copy_count * program.pe_count});
+            }
+            for (kir::GridExchange &x : kernel.grid_exchanges) {
+                if (x.name == it->second) x.slots = std::max(x.slots, m.tap.dt + 1);
+            }
+        }
+    }
+
+    const kir::GridExchange &exchange_of(const std::string &var) const {
+        return *kernel.grid_exchange(exchange_names.at(var));
+    }
+
+    const sys::GridMove &grid_move(const sys::Tap &tap) const {
+        for (const sys::GridMove &m : program.grid_moves) {
+            if (m.tap == tap) return m;
+        }
+        internal_error("kernel ", name, ": no grid move for a tap of ", tap.var, " across instances");
+    }
+
+    /// The number of array instances (Int(32): a grid-synchronised launch is
+    /// resident on one GPU).
+    Expr instance_count() const {
+        Expr n = make_const(Int(32), 1);
+        for (const kir::GridLoop &g : plan.grid) n = n * cast(Int(32), g.extent);
+        return n;
+    }
+
+    /// The element of exchange `x` that holds, for the instance numbered
+    /// `instance`, the value of `pe` in unrolled copy `copy` at step index `step`.
+    Expr exchange_index(const kir::GridExchange &x, const Expr &step, const Expr &instance, const Copy &copy, const Expr &pe) const {
+        Expr slot = step % (int)x.slots;
+        return simplify_exact((slot * instance_count() + instance) * (int)x.per_instance +
+                              (int)(copy.index * program.pe_count - program.pe_min) + pe);
+    }
+
+    /// The instance `tap` reads (its number, and whether it is in the grid):
+    /// di back along each grid loop.
+    std::pair<Expr, Expr> instance_read(const sys::Tap &tap) const {
+        Expr instance = cast(Int(32), kir::warp_index()), inside = const_true(), stride = make_const(Int(32), 1);
+        std::set<size_t> crossed;
+        for (const kir::GridLoop &g : plan.grid) {
+            for (size_t k = 0; k < program.instance_loops.size(); k++) {
+                if (program.instance_loops[k].var != g.var || tap.di[k] == 0) continue;
+                crossed.insert(k);
+                Expr at = Variable::make(Int(32), g.var) - (int)tap.di[k];
+                inside = inside && at >= (int)g.min && at < cast(Int(32), g.extent) + (int)g.min;
+                instance = instance - stride * (int)tap.di[k];
+            }
+            stride = stride * cast(Int(32), g.extent);
+        }
+        for (size_t k = 0; k < tap.di.size(); k++) {
+            if (tap.di[k] != 0 && !crossed.count(k)) {
+                compile_error("kernel ", name, ": ", tap.var, " is read across loop '", program.instance_loops[k].var,
+                              "', which is not a grid loop: with gpu_grid_sync, values move between the instances of gpu_blocks loops only");
+            }
+        }
+        return {instance, inside};
+    }
+
     /// Replaces input reads by guarded loads.
     Expr lower_loads(const Expr &e) const {
         return kir::replace_calls(e, [&](const Call *op) -> Expr {
@@ -639,6 +714,12 @@ private:
         }
         for (size_t i = 0; i < copies.size(); i++) copies[i].index = (int64_t)i;
         copy_count = (int64_t)copies.size();
+        plan_grid_exchanges();
+        // gpu_grid_sync: the instances wait for each other after every step
+        // but the last, so what a step wrote is there for the next.
+        auto end_step = [&](std::vector<Item> &items, bool last) {
+            if (kernel.grid_sync && !last) items.push_back({"", Expr(), kir::grid_barrier()});
+        };
         const int64_t per_step = copy_count * kernel.pes_per_lane;
         if (program.steps() * per_step > options.max_unrolled_steps) period = time_period();
         const int64_t unrolled = period ? period * per_step : program.steps() * per_step;
@@ -659,6 +740,7 @@ private:
             std::vector<Item> items;
             for (int64_t t = program.time_min; t <= program.time_max; t++) {
                 for (const Copy &c : copies) lower_step(make_const(Int(32), t), t - program.time_min, c, items);
+                end_step(items, t == program.time_max);
             }
             return build(items);
         }
@@ -671,6 +753,7 @@ private:
         std::vector<Item> items;
         for (int64_t k = 0; k < period; k++) {
             for (const Copy &c : copies) lower_step(simplify_exact(block * (int)period + (int)(program.time_min + k)), k, c, items);
+            end_step(items, false);
         }
         // Each carried variable's last `history` values, for the next block.
         std::vector<Stmt> keep, init;
@@ -693,6 +776,7 @@ private:
         boundary = blocks * period;
         for (int64_t position = boundary; position < program.steps(); position++) {
             for (const Copy &c : copies) lower_step(make_const(Int(32), program.time_min + position), position, c, tail);
+            end_step(tail, position + 1 == program.steps());
         }
         Stmt body = sequence({sequence(init), loop, build(tail)});
         for (const sys::Variable &v : program.variables) {
@@ -763,10 +847,40 @@ private:
             }
             return Variable::make(value.type(), it->second);
         };
+        // gpu_grid_sync: the index of this step, and the value of another
+        // instance dt steps back, loaded from its grid exchange array where
+        // the read is taken (its writer stored it there under the same condition).
+        const Expr step_index = simplify_exact(t - (int)program.time_min);
+        auto on_array = [&](const Expr &pe) { return pe >= (int)program.pe_min && pe < (int)(program.pe_min + program.pe_count); };
+        auto from_grid = [&](const sys::Tap &tap, int64_t j) -> Expr {
+            const sys::GridMove &m = grid_move(tap);
+            const kir::GridExchange &x = exchange_of(tap.var);
+            const Expr pe = simplify_exact(pe_of_slot(j) - (int)tap.dp);
+            auto [instance, inside] = instance_read(tap);
+            Expr guard = substitute(at[j], m.reader_guard) && inside && on_array(pe) && step_index >= (int)tap.dt;
+            Expr index = exchange_index(x, step_index - (int)tap.dt, instance, copy, pe);
+            return select(simplify_exact(guard), Load::make(x.type, x.name, index, Buffer<>(), Parameter(), const_true(), ModulusRemainder()),
+                          make_zero(x.type));
+        };
+        // ... and the store of this step's value of `var` for the instances that read it.
+        auto to_grid = [&](const std::string &var, const std::string &value, int64_t j) {
+            if (!exchange_names.count(var)) return;
+            const kir::GridExchange &x = exchange_of(var);
+            Expr guard = const_false();
+            for (const sys::GridMove &m : program.grid_moves) {
+                if (m.tap.var == var) guard = guard || substitute(at[j], m.writer_guard);
+            }
+            guard = simplify_exact(lower_loads(guard) && on_array(pe_of_slot(j)));
+            Expr index = exchange_index(x, step_index, cast(Int(32), kir::warp_index()), copy, pe_of_slot(j));
+            Stmt store = Store::make(x.name, Variable::make(x.type, value), index, Parameter(), const_true(), ModulusRemainder());
+            step.push_back({"", Expr(), IfThenElse::make(guard, store)});
+        };
         // Taps of earlier steps, and same-step taps of this PE, resolved.
         auto resolve_earlier = [&](Expr e, int64_t j) {
             for (const sys::Tap &tap : sys::taps_in(e)) {
-                if (tap.dt >= 1) {
+                if (tap.crosses_instances()) {
+                    e = replace_tap(e, tap, from_grid(tap, j));
+                } else if (tap.dt >= 1) {
                     e = replace_tap(e, tap, neighbour(tap.var, position - tap.dt, tap.dp, j));
                 } else if (tap.dt == 0 && tap.dp == 0) {
                     e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, position, j)));
@@ -862,6 +976,7 @@ private:
                 }
                 if (program.check_time) result = select(active(j), result, make_zero(st.type));
                 step.push_back({own_name, result, Stmt()});
+                to_grid(st.ure, own_name, j);
             }
         }
         for (int64_t j = 0; j < slots; j++) {

@@ -104,13 +104,15 @@ void inline_same_step_reads(sys::SystolicProgram &p) {
     }
 }
 
-/// The conjuncts of `e` that read no recurrence (a select's test on loops
-/// and inputs), and'ed: the same on whichever PE evaluates it.
-Expr static_conjuncts(const Expr &e) {
-    if (const And *op = e.as<And>()) return static_conjuncts(op->a) && static_conjuncts(op->b);
-    bool reads_recurrence = false;
-    kir::for_each_call(e, [&](const Call *c) { reads_recurrence |= !ir::recurrence_callee(Expr(c)).empty(); });
-    return reads_recurrence ? const_true() : e;
+/// The conjuncts of `e` over the loops alone (a select's test on where the
+/// point lies; not on inputs or recurrences), and'ed: a condition the writer
+/// of a value can evaluate for its reader, cheaply. Dropping the others
+/// makes writer and reader agree on a superset of the reads.
+Expr loop_conjuncts(const Expr &e) {
+    if (const And *op = e.as<And>()) return loop_conjuncts(op->a) && loop_conjuncts(op->b);
+    bool calls = false;
+    kir::for_each_call(e, [&](const Call *) { calls = true; });
+    return calls ? const_true() : e;
 }
 
 /// The taps that read another instance (gpu_grid_sync), each with the
@@ -134,7 +136,7 @@ std::vector<sys::GridMove> plan_grid_moves(const ir::UreProgram &program, const 
         }
         if (!crosses) continue;
         // The reader's point lies in the array, and its selects take the read.
-        Expr condition = static_conjuncts(dep.condition);
+        Expr condition = loop_conjuncts(dep.condition);
         for (const std::string &var : t.source_loops) {
             const ir::Loop &loop = program.loop(var);
             Expr v = Variable::make(Int(32), var);
