@@ -11,6 +11,8 @@
 #                    parameters T (steps per launch), TH (tile rows), PE (tile
 #                    columns), WAVE=1 (the steps as a wavefront down the tile),
 #                    BOX=1 (the 9-point box: the benchmark's jacobi2d9 problem),
+#                    GRID=1 (the device-wide variant: every tile resident, a grid
+#                    barrier per step; entries JG, which run where the grid fits),
 #                    or a generator flag as for jacobi3d; default: the row sweeps
 #                    "T=4,TH=24 T=4,TH=24,PE=64 T=8,TH=48" and the line "2 ..." of
 #                    benchmarks/jacobi_best_mappings.txt (what the last search
@@ -59,7 +61,9 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
       done
       "$build/examples/stencil" -g "jacobi${dims}d" "${params[@]}" --emit cuda --name="$name" -o "$out" > "$out/$name.log" 2>&1 ||
         { echo "FAIL $name:"; cat "$out/$name.log"; exit 1; }
-      if [[ $dims == 2 && "$mapping" == *BOX=1* ]]; then
+      if [[ $dims == 2 && "$mapping" == *GRID=1* ]]; then
+        entries+=("JG($type, ${steps:-16}, $([[ "$mapping" == *BOX=1* ]] && echo 9 || echo 5), $name)")
+      elif [[ $dims == 2 && "$mapping" == *BOX=1* ]]; then
         entries+=("JB($type, ${steps:-4}, $name)")
       elif [[ $dims == 3 && "$mapping" == *BOX=1* ]]; then
         entries+=("JB3($type, ${steps:-2}, $name)")

@@ -26,7 +26,11 @@
 //        -include pulse_jacobi.h benchmarks/jacobi_bench.cu <generated>/jacobi*d_*.cu -o jacobi_bench
 // where pulse_jacobi.h defines PULSE_JACOBI as a list of J(dims, type, T, name)
 // (e.g. J(2, f32, 4, jacobi2d_f32_t4)), JB(type, T, name) for the 9-point
-// box and JB3(type, T, name) for the 27-point box, and includes each kernel's header.
+// box, JB3(type, T, name) for the 27-point box and JG(type, T, points, name)
+// for a 2-D device-wide kernel (jacobi2d GRID=1: every tile resident at
+// once, a cooperative launch; where the grid does not fit the GPU the launch
+// fails with cudaErrorCooperativeLaunchTooLarge and its row says SKIP), and
+// includes each kernel's header.
 //
 // Run: jacobi_bench [--size2d W H N] [--size3d W H D N] [2d] [box] [3d] [box3d]
 // (default 8192 x 8192 and 512 x 512 x 512, N = 120 steps, rounded up to a
@@ -198,6 +202,20 @@ T *run_steps(const Kernel<T> &k, Grids<T> &g, int steps, cudaStream_t stream) {
     return in;
 }
 
+/// False if one launch of `k` on `g` is refused as a cooperative launch
+/// larger than the GPU holds at once (a device-wide kernel on a large grid).
+template <typename T>
+bool fits(const Kernel<T> &k, Grids<T> &g, cudaStream_t stream) {
+    const cudaError_t e = k.launch(g, g.a.data(), g.b.data(), stream);
+    if (e == cudaErrorCooperativeLaunchTooLarge) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    PULSE_CUDA_CHECK(e);
+    PULSE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return true;
+}
+
 /// Max |got - expected| over the grid's cells, relative to 1 (the values' scale).
 template <typename T>
 double max_error(const std::vector<T> &got, const std::vector<T> &expected, const Grids<T> &g) {
@@ -250,7 +268,15 @@ int run_type(const char *type, const std::vector<Kernel<T>> &all, const Size &si
     for (const Kernel<T> &k : kernels) {
         const int n = (size.steps + k.steps_per_launch - 1) / k.steps_per_launch * k.steps_per_launch;
         std::string check;
-        {
+        // A device-wide kernel runs only where every block fits the GPU at once.
+        if (!fits(k, big, bench.stream)) {
+            std::printf("  %-34s %3d %6d %10s %10s %9s  %s\n", k.name.c_str(), k.steps_per_launch, n, "-", "-", "-",
+                        "SKIP (the grid does not fit the GPU at once)");
+            std::printf("CSV,%s,%s,%s,%d,%lld,%lld,%lld,%d,,,,SKIP\n", size.name(), k.name.c_str(), type, k.steps_per_launch,
+                        (long long)w, (long long)h, (long long)d, n);
+            continue;
+        }
+        if (fits(k, small, bench.stream)) {
             upload_both(small, start_small);
             const int n_small = small_size.steps / k.steps_per_launch * k.steps_per_launch;
             std::vector<T> expected = start_small;
@@ -359,7 +385,13 @@ int main(int argc, char **argv) {
 #define J(dims, type, T, name) PULSE_JACOBI_ENTRY(dims, dims == 2 ? 5 : 7, type, T, name)
 #define JB(type, T, name) PULSE_JACOBI_ENTRY(2, 9, type, T, name)
 #define JB3(type, T, name) PULSE_JACOBI_ENTRY(3, 27, type, T, name)
+    // A device-wide kernel reads no pad (its tiles do not overlap).
+#define JG(type, T, points, name)                                                                                 \
+    type.push_back({2, points, #name, T, [](const auto &g, auto *in, auto *out, cudaStream_t s) {                 \
+                        return name(g.padded(in), g.size_buffer(), g.cells(out), s);                              \
+                    }});
     PULSE_JACOBI
+#undef JG
 #undef JB3
 #undef JB
 #undef J

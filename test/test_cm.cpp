@@ -336,4 +336,9 @@ TEST_CASE("cm: the schedule's mapping is the kernel IR's: tiles and gpu_blocks r
     Spec staged = build_spec("conv2d_ssam", test::params({{"K", 3}, {"CACHE", 2}, {"RT", 2}}));
     REQUIRE_THROWS_WITH(lower_to_target(compile_to_systolic(staged.output.lower()), "k", input_order(staged), {}, Target::cm_gen9()),
                         Catch::Contains("input x is cached in shared memory"));
+    // Nor has CM a grid-wide barrier (the device-wide Jacobi, gpu_grid_sync).
+    Spec grid = build_spec("jacobi2d", test::params({{"GRID", 1}, {"T", 2}, {"PE", 8}, {"TH", 8}}));
+    REQUIRE_THROWS_WITH(lower_to_target(compile_to_systolic(grid.output.lower()), "k", input_order(grid), {}, Target::cm_gen9()),
+                        Catch::Contains("synchronises its instances over the grid (gpu_grid_sync)") &&
+                            Catch::Contains("drop gpu_grid_sync"));
 }

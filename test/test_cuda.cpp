@@ -309,6 +309,26 @@ TEST_CASE("cuda: a block's arrays past 48 KiB live in dynamic shared memory, the
                       Contains("max_shared_bytes 232449 is outside [1, 232448]"));
 }
 
+TEST_CASE("cuda: a grid-synchronised kernel is a cooperative launch with its exchange arrays allocated per call", "[cuda]") {
+    const Params params = test::params({{"GRID", 1}, {"T", 3}, {"PE", 16}, {"TH", 8}, {"BX", 2}, {"BY", 2}});
+    Generated g = generate("jacobi2d", params, "k");
+    const std::string &text = g.sources.kernel;
+    CHECK_THAT(text, Contains("#include <cooperative_groups.h>"));
+    CHECK_THAT(text, Contains("k_kernel(pulse_buffer u, pulse_buffer n, pulse_buffer Out, float *__restrict__ U_grid, int64_t warps)"));
+    CHECK_THAT(text, Contains("cooperative_groups::this_grid().sync();"));
+    // Two slots of the 128 PEs per instance: a step's values and the step's before.
+    CHECK_THAT(text, Contains("e = cudaMallocAsync((void **)&U_grid, (size_t)warps * 256 * sizeof(float), stream);"));
+    CHECK_THAT(text, Contains("void *arguments[] = {&u, &n, &Out, &U_grid, (void *)&warps};"));
+    CHECK_THAT(text, Contains("cudaLaunchCooperativeKernel((const void *)k_kernel, dim3((unsigned)blocks), dim3(128), arguments, 0, stream);"));
+    CHECK_THAT(text, Contains("if (U_grid) cudaFreeAsync(U_grid, stream);"));
+    CHECK_THAT(text, !Contains("<<<"));
+    // Three steps, a barrier between each two (the step's copies in the
+    // interior and edge versions of the tile).
+    size_t barriers = 0;
+    for (size_t at = text.find("this_grid().sync()"); at != std::string::npos; at = text.find("this_grid().sync()", at + 1)) barriers++;
+    CHECK(barriers % 3 == 0);
+}
+
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     // SBM: partial sums move up one lane per step (Z, dp = 1, dt = 1); weights
     // are a same-step copy chain of w(q), the same value on every lane, so no
@@ -561,6 +581,8 @@ TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and
     // The image staged in shared memory: per warp of a block, and per block.
     cases.push_back({"stencil2d_9pt", "stencil2d_9pt_shared", test::params({{"CACHE", 2}})});
     cases.push_back({"stencil2d_5pt", "stencil2d_5pt_shared_threads", test::params({{"CACHE", 2}, {"PE", 64}, {"THREADS", 1}})});
+    // Every block at once, a grid barrier per step (cooperative groups).
+    cases.push_back({"jacobi2d", "jacobi2d_grid", test::params({{"GRID", 1}, {"T", 4}, {"PE", 32}, {"TH", 8}})});
     // Compiles DIR/FILE.cu to an object; returns nvcc's status, its output in `output`.
     auto compile = [&](const std::string &file, const std::string &flags, std::string &output) {
         return run_command(std::string(PULSE_NVCC) + " -std=c++17 -arch=sm_90 -O3 -I" + dir.string() + " -I" PULSE_RUNTIME_DIR +

@@ -123,6 +123,11 @@ TEST_CASE("every example runs on the kernel executor at odd sizes, tails include
         // The 27-point box (BOX), register tile and PLANE.
         {"jacobi3d", test::params({{"BOX", 1}, {"F64", 1}, {"T", 1}, {"PE", 37}, {"TH", 5}, {"TZ", 6}, {"BX", 2}, {"BY", 1}, {"BZ", 3}})},
         {"jacobi3d", test::params({{"BOX", 1}, {"PLANE", 1}, {"T", 2}, {"PE", 9}, {"TH", 8}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})},
+        // The device-wide variant (GRID): tiles that read each other's edges
+        // through global memory, a grid barrier after every step; odd tiles
+        // and steps, the box in fp64.
+        {"jacobi2d", test::params({{"GRID", 1}, {"T", 5}, {"PE", 6}, {"TH", 7}, {"BX", 3}, {"BY", 2}})},
+        {"jacobi2d", test::params({{"GRID", 1}, {"BOX", 1}, {"F64", 1}, {"T", 4}, {"PE", 11}, {"TH", 5}, {"BX", 2}, {"BY", 3}})},
         {"matmul", test::params({{"I", 7}, {"J", 5}, {"K", 3}, {"N", 3}})},
         {"matvec", Params()},
         {"fir_stride2", Params()},
@@ -157,6 +162,9 @@ TEST_CASE("the Jacobi kernels compute the interpreter's bits, star and box, one 
         cases.push_back({"jacobi3d", test::params({{"BOX", box}, {"PLANE", 1}, {"T", 3}, {"PE", 9}, {"TH", 8}, {"TZ", 10}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
         cases.push_back(
             {"jacobi3d", test::params({{"BOX", box}, {"PLANE", 1}, {"F64", 1}, {"T", 2}, {"PE", 13}, {"TH", 7}, {"TZ", 9}, {"BX", 2}, {"BY", 2}, {"BZ", 2}})});
+        // The device-wide variant (GRID), fp32 and fp64, odd step counts.
+        cases.push_back({"jacobi2d", test::params({{"BOX", box}, {"GRID", 1}, {"T", 3}, {"PE", 9}, {"TH", 7}, {"BX", 3}, {"BY", 2}})});
+        cases.push_back({"jacobi2d", test::params({{"BOX", box}, {"GRID", 1}, {"F64", 1}, {"T", 5}, {"PE", 7}, {"TH", 10}, {"BX", 2}, {"BY", 3}})});
         for (const Case &c : cases) {
             for (const KernelOptions &options : {KernelOptions{}, rolled}) {
                 INFO(c.spec << ", box " << box << ", rolled " << (options.max_unrolled_steps == 0));

@@ -235,3 +235,56 @@ TEST_CASE("every array instance of the grid has its own shared memory", "[kernel
     REQUIRE_THROWS_WITH(execute_kernel(make_kernel(2, 2, {"Out"}, allocate_shared("S", threads, write_or_read)), b),
                         Contains("thread 0.0 reads shared S[0] before any write"));
 }
+
+namespace {
+
+/// A grid-synchronised kernel of `instances` one-warp arrays: each lane
+/// writes instance * 100 + lane to the exchange X (its instance's 32
+/// elements), then, after a grid barrier if asked, reads the next
+/// instance's element into Out. `skip_on_first` leaves the barrier out on instance 0.
+kir::Kernel exchange_across_instances(int instances, bool with_barrier, bool skip_on_first = false) {
+    Expr instance = cast(Int(32), kir::warp_index());
+    Stmt write = Store::make("X", instance * 100 + lane(), instance * 32 + lane(), Parameter(), const_true(), ModulusRemainder());
+    Stmt read = store_output("Out", shared_load("X", (instance + 1) % instances * 32 + lane()), instance * 32 + lane());
+    Stmt barrier = skip_on_first ? IfThenElse::make(instance != 0, kir::grid_barrier()) : kir::grid_barrier();
+    kir::Kernel k = make_kernel(1, instances, {"Out"}, with_barrier ? Block::make({write, barrier, read}) : Block::make(write, read));
+    k.grid_sync = true;
+    k.grid_exchanges.push_back({"X", Int(32), 1, 32});
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("grid-synchronised instances run at once and exchange values across a grid barrier", "[kernel][shared]") {
+    const int instances = 5;
+    Buffers b = outputs({"Out"}, instances * 32);
+    execute_kernel(exchange_across_instances(instances, true), b);
+    for (int w = 0; w < instances; w++) {
+        for (int l = 0; l < 32; l++) {
+            INFO("instance " << w << " lane " << l);
+            CHECK(at(b, "Out", w * 32 + l) == (w + 1) % instances * 100 + l);
+        }
+    }
+}
+
+TEST_CASE("the executor catches what a grid barrier would have prevented, and barriers not every instance reaches", "[kernel][shared]") {
+    Buffers b = outputs({"Out"}, 3 * 32);
+    // No barrier: a read of an element another instance writes in the same
+    // phase (a race), or before it writes it at all, depending on who runs first.
+    REQUIRE_THROWS_WITH(execute_kernel(exchange_across_instances(3, false), b),
+                        Contains("race on grid exchange X[") || Contains("reads grid exchange X[") && Contains("before any write"));
+    // Instance 0 leaves out the barrier: it reads before the others write.
+    REQUIRE_THROWS_WITH(execute_kernel(exchange_across_instances(3, true, true), b),
+                        Contains("reads grid exchange X[32] before any write"));
+    // Instance 0 never reaches the barrier the others wait at: a hang on the GPU.
+    kir::Kernel unmatched = exchange_across_instances(3, true);
+    unmatched.body = IfThenElse::make(cast(Int(32), kir::warp_index()) != 0, kir::grid_barrier());
+    REQUIRE_THROWS_WITH(execute_kernel(unmatched, b),
+                        Contains("grid barrier") && (Contains("never reached") || Contains("without reaching")));
+    // A grid barrier inside divergent code, and one in a kernel that is not synchronised.
+    kir::Kernel divergent = exchange_across_instances(2, true);
+    divergent.body = IfThenElse::make(lane() < 16, kir::grid_barrier());
+    REQUIRE_THROWS_WITH(execute_kernel(divergent, b), Contains("grid barrier inside divergent code"));
+    kir::Kernel plain = make_kernel(1, 2, {"Out"}, kir::grid_barrier());
+    REQUIRE_THROWS_WITH(execute_kernel(plain, b), Contains("in a kernel without grid_sync"));
+}

@@ -224,6 +224,34 @@ TEST_CASE("a dependence may not cross array instances", "[validator]") {
     REQUIRE_THROWS_WITH(validate_transform(single), Contains("crosses array instances"));
 }
 
+TEST_CASE("with gpu_grid_sync a value crosses gpu_blocks instances a step or more after it is computed", "[validator]") {
+    ir::UreProgram program = accumulate_over_b(4, 3, 2);
+    // Each refusal names the way out that is left.
+    REQUIRE_THROWS_WITH(validate_transform(program),
+                        Contains("map 'b' to the grid with gpu_blocks and synchronise the instances with gpu_grid_sync()"));
+    program.schedule.gpu_blocks = {"b"};
+    REQUIRE_THROWS_WITH(validate_transform(program), Contains("or synchronise the instances with X.gpu_grid_sync()"));
+    // Synchronised, Z(c, q, b - 1) would be read in the step the other
+    // instance computes it (b is no source loop: dt = 0).
+    program.schedule.gpu_grid_sync = true;
+    REQUIRE_THROWS_WITH(validate_transform(program),
+                        Contains("dependence Z <- Z(c, q, b - 1) of URE Z crosses array instances along the gpu_blocks loop 'b' (distance 1)") &&
+                            Contains("dt = s·d = 0 steps") && Contains("at least one step"));
+    // The device-wide Jacobi: every read across tiles is of the step before.
+    ir::UreProgram grid = build_spec("jacobi2d", test::params({{"GRID", 1}, {"T", 3}, {"PE", 5}, {"TH", 7}, {"BX", 3}, {"BY", 2}})).output.lower();
+    int across = 0;
+    for (const DependenceTiming &t : validate_transform(grid)) {
+        const std::vector<int64_t> &d = t.dependence->distance;
+        if (d[grid.loop_index("bx")] == 0 && d[grid.loop_index("by")] == 0) continue;
+        across++;
+        CHECK(t.dt == 1);
+    }
+    CHECK(across == 4);
+    ir::UreProgram unsynchronised =
+        build_spec("jacobi2d", test::params({{"GRID", 1}, {"SYNC", 0}, {"T", 3}, {"PE", 5}, {"TH", 7}})).output.lower();
+    REQUIRE_THROWS_WITH(validate_transform(unsynchronised), Contains("crosses array instances") && Contains("U.gpu_grid_sync()"));
+}
+
 TEST_CASE("malformed transforms are reported", "[validator]") {
     ir::UreProgram program = lower_spec("conv1d_sbm");
     SECTION("no transform") {
