@@ -329,6 +329,33 @@ TEST_CASE("cuda: a grid-synchronised kernel is a cooperative launch with its exc
     CHECK(barriers % 3 == 0);
 }
 
+TEST_CASE("cuda: calls on several streams never overwrite constant memory another call's kernel reads", "[cuda]") {
+    // conv1d_sbm's weights are in constant memory: each call waits, on its
+    // stream, for the launch before it, under a lock, and records its own.
+    Generated g = generate("conv1d_sbm");
+    const std::string &text = g.sources.kernel;
+    CHECK_THAT(text, Contains("static std::mutex conv1d_sbm_constant_lock;") && Contains("static cudaEvent_t conv1d_sbm_constant_read[64];"));
+    const size_t lock = text.find("std::lock_guard<std::mutex> constant_lock(conv1d_sbm_constant_lock);");
+    const size_t wait = text.find("e = read ? cudaStreamWaitEvent(stream, read, 0) : cudaEventCreateWithFlags(&read, cudaEventDisableTiming);");
+    const size_t copy = text.find("cudaMemcpyToSymbolAsync(w_constant");
+    const size_t launch = text.find("conv1d_sbm_kernel<<<");
+    const size_t record = text.find("const cudaError_t recorded = cudaEventRecord(constant_read, stream);");
+    REQUIRE(lock != std::string::npos);
+    CHECK(lock < wait);
+    CHECK(wait < copy);
+    CHECK(copy < launch);
+    CHECK(launch < record);
+    // The harness runs two streams at once, the weights negated on the second, every call checked.
+    CHECK_THAT(g.sources.check, Contains("for (auto &v : w_host2) v = (float)(-v);") &&
+                                    Contains("conv1d_sbm_reference(x_host.data(), w_host2.data(), Out_expected2.data(), instances);") &&
+                                    Contains("conv1d_sbm(x_second, w_second, Out_out, streams[1])") &&
+                                    Contains("two streams at once"));
+    // A kernel without constant inputs takes no lock, and its harness no second stream.
+    Generated plain = generate("matvec");
+    CHECK_THAT(plain.sources.kernel, !Contains("_constant_lock") && Contains("return launched;"));
+    CHECK_THAT(plain.sources.check, !Contains("two streams at once"));
+}
+
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     // SBM: partial sums move up one lane per step (Z, dp = 1, dt = 1); weights
     // are a same-step copy chain of w(q), the same value on every lane, so no
