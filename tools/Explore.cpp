@@ -247,8 +247,10 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
 
     // Rows: primitive vectors (a row with a common factor g is the design of
     // the row divided by g with g - 1 idle lanes or steps between used ones);
-    // space rows first nonzero entry positive (negating one mirrors the array)
-    // and, with several, in increasing order (swapping two transposes it).
+    // space rows first nonzero entry positive (negating one mirrors the array:
+    // a row whose negation lies outside the range is taken negated, so no
+    // array is lost when the range is not symmetric) and, with several, in
+    // increasing order (swapping two transposes it).
     const auto all = vectors_in(src.size(), options.entry_min, options.entry_max);
     int64_t raw_rows = (int64_t)all.size();
     std::vector<std::vector<int64_t>> space, time;
@@ -256,6 +258,13 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
         if (gcd_of(v) != 1) continue;
         time.push_back(v);
         if (options.keep_duplicates || leads_positive(v)) space.push_back(v);
+    }
+    if (!options.keep_duplicates) {
+        std::set<std::vector<int64_t>> kept(space.begin(), space.end());
+        for (std::vector<int64_t> row : time) {
+            for (int64_t &x : row) x = -x;
+            if (leads_positive(row) && kept.insert(row).second) space.push_back(row);
+        }
     }
     std::vector<std::vector<std::vector<int64_t>>> choices(rows);
     int64_t raw = 1;
@@ -391,6 +400,26 @@ void Explorer::keep_one_per_reversal_class() {
         return k;
     };
     for (size_t v = 0; v < variants.size(); v++) variant_index[key(variants[v].propagation)] = v;
+    // A reversal maps variant v onto variant w as the same design only if
+    // w's dependences are v's mirrored (each distance along a reversed loop
+    // negated): then every dependence takes the same steps and PEs up to a
+    // sign, and the two are valid or invalid together. A recurrence the
+    // variants do not redirect (a DP table's) is not mirrored: reversing its
+    // loop makes another program, and both candidates stay.
+    auto dependences = [&](size_t v, size_t mask) {
+        const ir::UreProgram &p = variants[v].program;
+        std::multiset<std::string> out;
+        for (const ir::Dependence &d : p.dependences) {
+            std::string k = d.consumer + "<-" + d.producer + (d.is_copy ? " copy" : "") + ":";
+            for (size_t l = 0; l < p.loops.size(); l++) {
+                const auto at = std::find(src.begin(), src.end(), p.loops[l].var);
+                const bool reversed = at != src.end() && (mask >> (size_t)(at - src.begin()) & 1);
+                k += std::to_string(reversed ? -d.distance[l] : d.distance[l]) + ",";
+            }
+            out.insert(k);
+        }
+        return out;
+    };
     // Variant 0 takes every first option: each reduction as written.
     auto reversed = [&](size_t v) {
         int count = 0;
@@ -424,6 +453,7 @@ void Explorer::keep_one_per_reversal_class() {
                 auto im = matrix_index.find(image);
                 auto iv = variant_index.find(key(props));
                 if (im == matrix_index.end() || iv == variant_index.end()) continue;
+                if (dependences(v, mask) != dependences(iv->second, 0)) continue;  // not the same design
                 first = first && std::make_tuple(reversed(iv->second), iv->second, im->second) >= std::make_tuple(reversed(v), v, m);
             }
             if (first) candidates.emplace_back(v, m);
