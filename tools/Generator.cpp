@@ -15,6 +15,7 @@
 #include "ir/UreProgram.h"
 #include "exec/InputRegions.h"
 #include "exec/Interpreter.h"
+#include "ir/Target.h"
 
 namespace pulse {
 
@@ -34,6 +35,7 @@ const char *usage_text =
     "  --params            list the spec's parameters: name, default, range (and the value given)\n"
     "  --seed N            seed of the random inputs, in [0, 4294967295] (default 1)\n"
     "  --list              list the specs this program registers\n"
+    "  --version           print Pulse's version\n"
     "  -h, --help          print this help\n"
     "\n"
     "actions:\n"
@@ -174,6 +176,9 @@ int generator_main(int argc, char **argv) {
                     std::printf(usage_text, program_name);
                     std::printf("%s", driver_usage_text());
                     std::printf("%s", exit_status_text);
+                    return 0;
+                } else if (a == "--version") {
+                    std::printf("Pulse %s\n", version());
                     return 0;
                 } else if (a == "--list") {
                     for (const std::string &n : registered_specs()) std::cout << n << "  " << spec_description(n) << "\n";

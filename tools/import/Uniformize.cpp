@@ -693,7 +693,7 @@ std::string Uniformizer::spec_text() {
     const std::string spec = options.spec_name.empty() ? prog.function : options.spec_name;
     const std::string space = unique("s"), time = unique("t");
     std::ostringstream os;
-    os << "// Spec " << spec << ", imported by pulse-import from " << prog.file << " (function " << prog.function << ").\n"
+    os << "// Spec " << spec << ", imported by pulse-import (Pulse " PULSE_VERSION ") from " << prog.file << " (function " << prog.function << ").\n"
        << "// Each assignment of the C loop nest is a URE over the whole nest; the value it\n"
        << "// reads from an earlier assignment is a call at a constant distance (docs/import.md).\n"
        << "#include \"pulse/pulse.h\"\n\nusing namespace pulse;\n\nnamespace {\n\n"
@@ -791,7 +791,8 @@ std::string Uniformizer::check_text() {
     const std::string spec = options.spec_name.empty() ? prog.function : options.spec_name;
     std::ostringstream os;
     os << "// Runs C function " << prog.function << " (" << prog.file << ") and spec " << spec
-       << " on the same random inputs\n// (those of --realize) and compares every output element. Written by pulse-import --emit-check.\n"
+       << " on the same random inputs\n// (those of --realize) and compares every output element. Written by pulse-import --emit-check\n"
+       << "// (Pulse " PULSE_VERSION ").\n"
        << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <limits>\n#include <vector>\n\n"
        << "#include \"pulse/pulse.h\"\n#include \"ir/UreProgram.h\"\n\n";
     std::vector<std::string> proto;

@@ -34,6 +34,7 @@ const char *usage =
     "  --param P=VALUE       default value of the int parameter P in the spec (default 8)\n"
     "  --emit-check FILE     also write a check that runs the C function and the spec on the\n"
     "                        same random inputs and compares every output element\n"
+    "  --version             print the version\n"
     "  -- ARGS...            extra arguments for the C parser (-I, -D, -std=...)\n";
 
 /// Clang's DiagnosticsEngine over the parsed file: `file:line:col: error: ...`
@@ -91,6 +92,9 @@ int main(int argc, char **argv) {
         try {
             if (a == "-h" || a == "--help") {
                 std::cout << usage;
+                return 0;
+            } else if (a == "--version") {
+                std::cout << "pulse-import (Pulse " PULSE_VERSION ")\n";
                 return 0;
             } else if (a == "--function") function = value();
             else if (a == "-o") output = value();
