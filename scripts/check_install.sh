@@ -57,17 +57,15 @@ step "build the README's tour spec out of tree"
 project="$work/project"
 mkdir -p "$project"
 cp "$src/test/out_of_tree/CMakeLists.txt" "$src/test/out_of_tree/runtime_includes.cpp" "$project/"
-# The first C++ block after a heading of a page, exactly as printed: the
-# README's tour, the tutorial's spec and program.
+# The first block of a language (default cpp) after a heading of a page,
+# exactly as printed: the README's tour, the tutorial's spec and program.
 block_after() {
-  awk -v heading="$2" 'index($0, heading) == 1 {on = 1} on && /^```cpp$/ {code = 1; next} code && /^```$/ {exit} code {print}' "$1"
+  awk -v heading="$2" -v fence='```'"${3:-cpp}" 'index($0, heading) == 1 {on = 1} on && $0 == fence {code = 1; next} code && /^```$/ {exit} code {print}' "$1"
 }
 block_after "$src/README.md" "## A short tour" > "$project/tour.cpp"
 block_after "$src/docs/tutorial.md" "## 2. Write the spec" > "$project/box.cpp"
-block_after "$src/docs/tutorial.md" "## 6. Use the kernel" > "$project/main.cu"
 grep -q 'PULSE_REGISTER_SPEC("conv1d_sbm"' "$project/tour.cpp" || { echo "FAIL: no spec found in the README's tour"; exit 1; }
 grep -q 'PULSE_REGISTER_SPEC("box_sum"' "$project/box.cpp" || { echo "FAIL: no box_sum spec found in docs/tutorial.md"; exit 1; }
-grep -q 'box_sum_Out_elements' "$project/main.cu" || { echo "FAIL: no program found in docs/tutorial.md"; exit 1; }
 cuda_args=()
 [ -n "$nvcc" ] && cuda_args=(-DCMAKE_CUDA_COMPILER="$nvcc")
 run cmake -S "$project" -B "$project/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
@@ -115,9 +113,6 @@ if [ -n "$nvcc" ]; then
   step "the tour's pulse_add_kernel library (nvcc, no GPU needed)"
   run cmake --build "$project/build" --target tour_kernel > "$work/kernel.log" 2>&1 || { cat "$work/kernel.log"; exit 1; }
   check_arch "$project/build" tour_kernel
-  step "the tutorial's program (nvcc, no GPU needed)"
-  run cmake --build "$project/build" --target box_app > "$work/box_app.log" 2>&1 || { cat "$work/box_app.log"; exit 1; }
-  check_arch "$project/build" box_kernel
   step "examples/cuda_project against the install"
   cp -r "$src/examples/cuda_project" "$work/cuda_project"
   run cmake -S "$work/cuda_project" -B "$work/cuda_project/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
@@ -125,5 +120,28 @@ if [ -n "$nvcc" ]; then
   run cmake --build "$work/cuda_project/build" > "$work/cuda_build.log" 2>&1 || { cat "$work/cuda_build.log"; exit 1; }
   check_arch "$work/cuda_project/build" conv1d_kernel
   [ -x "$work/cuda_project/build/conv1d_app" ] || { echo "FAIL: conv1d_app was not built"; exit 1; }
+fi
+# docs/tutorial.md's project in the order it is written: the spec (step 2) and
+# the CMakeLists (step 3), configured and the generator built before the
+# program exists; then step 6's lines appended and its program added, and
+# everything built (with NVCC, the kernel library and the program).
+step "the tutorial's project, step by step, exactly as printed"
+box="$work/box"
+mkdir -p "$box"
+block_after "$src/docs/tutorial.md" "## 2. Write the spec" > "$box/box.cpp"
+block_after "$src/docs/tutorial.md" "## 3. The project" cmake > "$box/CMakeLists.txt"
+grep -q 'pulse_add_kernel(box_kernel' "$box/CMakeLists.txt" || { echo "FAIL: no CMakeLists found in docs/tutorial.md step 3"; exit 1; }
+run cmake -S "$box" -B "$box/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" "${cuda_args[@]}" > "$work/box_configure.log" 2>&1 ||
+  { echo "FAIL: step 3 of the tutorial does not configure:"; cat "$work/box_configure.log"; exit 1; }
+run cmake --build "$box/build" --target box > "$work/box_build.log" 2>&1 || { cat "$work/box_build.log"; exit 1; }
+run "$box/build/box" --check
+block_after "$src/docs/tutorial.md" "## 6. Use the kernel" cmake >> "$box/CMakeLists.txt"
+block_after "$src/docs/tutorial.md" "## 6. Use the kernel" > "$box/main.cu"
+grep -q 'add_executable(box_app main.cu)' "$box/CMakeLists.txt" || { echo "FAIL: step 6 of docs/tutorial.md adds no program"; exit 1; }
+grep -q 'box_sum_Out_elements' "$box/main.cu" || { echo "FAIL: no program found in docs/tutorial.md step 6"; exit 1; }
+run cmake --build "$box/build" > "$work/box_app.log" 2>&1 || { echo "FAIL: step 6 of the tutorial does not build:"; cat "$work/box_app.log"; exit 1; }
+if [ -n "$nvcc" ]; then
+  [ -x "$box/build/box_app" ] || { echo "FAIL: the tutorial's box_app was not built"; exit 1; }
+  check_arch "$box/build" box_kernel
 fi
 echo "out-of-tree: PASS"
