@@ -293,7 +293,7 @@ TEST_CASE("cuda: a block's arrays past 48 KiB live in dynamic shared memory, the
     CHECK_THAT(text, Contains("double *const exchange_float64 = (double *)(pulse_shared + 0);"));
     CHECK_THAT(text, !Contains("__shared__ double"));
     CHECK_THAT(text, Contains("cudaDeviceGetAttribute(&opt_in, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)") &&
-                         Contains("if (opt_in < 81920) return cudaErrorInvalidConfiguration;") &&
+                         Contains("if (opt_in < 81920) return k_refuse(cudaErrorInvalidConfiguration, \"the kernel needs 81920 bytes of shared memory per block, more than this device allows\");") &&
                          Contains("cudaFuncSetAttribute(k_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 81920)") &&
                          Contains("k_kernel<<<(unsigned)blocks, 1024, 81920, stream>>>"));
     CHECK(execute_against_reference(kernel, program, 4) == "");
@@ -401,7 +401,7 @@ TEST_CASE("cuda: every access is guarded by its buffer's bounds or the warp's in
             if (b.placement != kir::Placement::Constant) continue;
             CHECK_THAT(host_function(g.sources.kernel, name),
                        Contains("if (region_min[d] < " + b.name + ".min[d] || region_min[d] + region_extent[d] > " + b.name +
-                                ".min[d] + " + b.name + ".extent[d]) return cudaErrorInvalidValue;"));
+                                ".min[d] + " + b.name + ".extent[d]) return " + name + "_refuse(cudaErrorInvalidValue, \"input " + b.name + " does not cover the region the kernel copies to constant memory (see the header)\");"));
         }
     }
     // The check itself: loads that lost their guards, printed, are caught.
@@ -540,15 +540,25 @@ TEST_CASE("cuda: the host function refuses buffers the kernel cannot index, befo
     const std::string host = host_function(g.sources.kernel, "conv2d_ssam");
     for (const char *b : {"x", "w", "Out"}) {
         INFO(b);
-        CHECK_THAT(host, Contains(std::string("if (") + b + ".dimensions != 2) return cudaErrorInvalidValue;"));
-        CHECK_THAT(host, Contains(std::string("if (") + b + ".extent[d] < 0) return cudaErrorInvalidValue;"));
-        CHECK_THAT(host, Contains(std::string("if (elements > 0 && ") + b + ".data == nullptr) return cudaErrorInvalidValue;"));
+        const std::string what = std::string(b[0] == 'O' ? "output " : "input ") + b;
+        CHECK_THAT(host, Contains(std::string("if (") + b + ".dimensions != 2) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" + what +
+                                  ": the kernel indexes 2 dimension(s); set its dimensions to 2\");"));
+        CHECK_THAT(host, Contains(std::string("if (") + b + ".extent[d] < 0) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" + what +
+                                  ": a negative extent\");"));
+        CHECK_THAT(host, Contains(std::string("if (elements > 0 && ") + b + ".data == nullptr) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" +
+                                  what + ": no data (a null pointer) for its elements\");"));
     }
     CHECK(host.find(".dimensions != 2") < host.find("const int64_t warps ="));
-    CHECK(host.find("if (blocks > 2147483647) return cudaErrorInvalidConfiguration;") < host.find("<<<"));
+    CHECK(host.find("if (blocks > 2147483647) return conv2d_ssam_refuse(cudaErrorInvalidConfiguration,") < host.find("<<<"));
+    // Each call starts with no refusal; the checks of the descriptors can be compiled out.
+    CHECK(host.find("conv2d_ssam_refusal = \"\";") < host.find("#ifndef PULSE_NO_HOST_CHECKS"));
+    CHECK(host.find("#ifndef PULSE_NO_HOST_CHECKS") < host.find(".dimensions != 2"));
+    CHECK(host.find("#endif") < host.find("const int64_t warps ="));
     CHECK_THAT(g.sources.header, Contains("cudaErrorInvalidValue, launching nothing, if a buffer has other\n/// dimensions than listed"));
+    CHECK_THAT(g.sources.header, Contains("const char *conv2d_ssam_last_refusal(void);"));
     CHECK_THAT(g.sources.check, Contains("args[wrong].dimensions -= 1;") &&
-                                    Contains("if (conv2d_ssam(args[0], args[1], args[2], 0) != cudaErrorInvalidValue"));
+                                    Contains("if (conv2d_ssam(args[0], args[1], args[2], 0) != cudaErrorInvalidValue") &&
+                                    Contains("if (std::strstr(conv2d_ssam_last_refusal(), names[wrong]) == nullptr"));
 }
 
 TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers with non-zero minima", "[cuda]") {

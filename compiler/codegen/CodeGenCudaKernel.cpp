@@ -156,6 +156,10 @@ public:
              "/// an input misses its constant region; cudaErrorInvalidConfiguration if the grid is\n"
              "/// larger than a launch allows. Calls may overlap on several streams and host threads.\n";
         s << "cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream);\n\n";
+        s << "/// Why the last call of " << kernel.name << " on this host thread refused its arguments (the error\n"
+             "/// codes above), in words; \"\" if it did not. Define PULSE_NO_HOST_CHECKS when compiling " << kernel.name
+          << ".cu\n/// to leave out the checks of the buffers' dimensions, extents and data.\n";
+        s << "const char *" << kernel.name << "_last_refusal(void);\n\n";
         if (!text.layout.empty()) s << text.layout << "\n";
         s << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif\n";
         return s.str();
@@ -215,24 +219,38 @@ public:
             s << "static std::mutex " << kernel.name << "_constant_lock;\n";
             s << "static cudaEvent_t " << kernel.name << "_constant_read[" << max_devices << "];\n\n";
         }
+        // Why the last call on this host thread refused its arguments.
+        const std::string refuse = kernel.name + "_refuse";
+        s << "static thread_local const char *" << kernel.name << "_refusal = \"\";\n\n";
+        s << "extern \"C\" const char *" << kernel.name << "_last_refusal(void) { return " << kernel.name << "_refusal; }\n\n";
+        s << "static cudaError_t " << refuse << "(cudaError_t error, const char *why) {\n    " << kernel.name
+          << "_refusal = why;\n    return error;\n}\n\n";
         s << "extern \"C\" cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream) {\n";
+        s << "    " << kernel.name << "_refusal = \"\";\n";
         // A buffer that is not what the kernel indexes would be read or written
         // wrongly (or not at all) in silence: refuse it before anything runs.
+        s << "#ifndef PULSE_NO_HOST_CHECKS\n";
         s << "    // Every buffer as the kernel indexes it: its dimensions, extents of 0 or more, data where it has elements.\n";
         for (const kir::BufferArg &b : kernel.buffers) {
             const std::string &n = b.name;
-            s << "    if (" << n << ".dimensions != " << b.dimensions << ") return cudaErrorInvalidValue;\n";
+            const std::string what = (b.is_output ? "output " : "input ") + n;
+            s << "    if (" << n << ".dimensions != " << b.dimensions << ") return " << refuse << "(cudaErrorInvalidValue, \"" << what
+              << ": the kernel indexes " << b.dimensions << " dimension(s); set its dimensions to " << b.dimensions << "\");\n";
             s << "    {\n        int64_t elements = 1;\n";
             s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-            s << "            if (" << n << ".extent[d] < 0) return cudaErrorInvalidValue;\n";
+            s << "            if (" << n << ".extent[d] < 0) return " << refuse << "(cudaErrorInvalidValue, \"" << what
+              << ": a negative extent\");\n";
             s << "            elements *= " << n << ".extent[d];\n        }\n";
-            s << "        if (elements > 0 && " << n << ".data == nullptr) return cudaErrorInvalidValue;\n    }\n";
+            s << "        if (elements > 0 && " << n << ".data == nullptr) return " << refuse << "(cudaErrorInvalidValue, \"" << what
+              << ": no data (a null pointer) for its elements\");\n    }\n";
         }
+        s << "#endif\n";
         if (constant) {
             s << "    std::lock_guard<std::mutex> constant_lock(" << kernel.name << "_constant_lock);\n";
             s << "    cudaEvent_t constant_read = nullptr;\n    {\n        int device = 0;\n";
             s << "        cudaError_t e = cudaGetDevice(&device);\n        if (e != cudaSuccess) return e;\n";
-            s << "        if (device < 0 || device >= " << max_devices << ") return cudaErrorInvalidDevice;\n";
+            s << "        if (device < 0 || device >= " << max_devices << ") return " << refuse
+              << "(cudaErrorInvalidDevice, \"the device number is past the " << max_devices << " the host function keeps constant memory for\");\n";
             s << "        cudaEvent_t &read = " << kernel.name << "_constant_read[device];\n";
             s << "        e = read ? cudaStreamWaitEvent(stream, read, 0) : cudaEventCreateWithFlags(&read, cudaEventDisableTiming);\n";
             s << "        if (e != cudaSuccess) return e;\n        constant_read = read;\n    }\n";
@@ -250,10 +268,12 @@ public:
             s << "        bool contiguous = " << n << ".stride[0] == 1;\n";
             s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
             s << "            if (region_min[d] < " << n << ".min[d] || region_min[d] + region_extent[d] > " << n
-              << ".min[d] + " << n << ".extent[d]) return cudaErrorInvalidValue;\n";
+              << ".min[d] + " << n << ".extent[d]) return " << refuse << "(cudaErrorInvalidValue, \"input " << n
+              << " does not cover the region the kernel copies to constant memory (see the header)\");\n";
             s << "            if (d > 0) contiguous = contiguous && " << n << ".stride[d] == " << n << ".stride[d - 1] * region_extent[d - 1];\n";
             s << "        }\n";
-            s << "        if (" << n << ".stride[0] != 1) return cudaErrorInvalidValue;\n";
+            s << "        if (" << n << ".stride[0] != 1) return " << refuse << "(cudaErrorInvalidValue, \"input " << n
+              << ": its first dimension must be dense (stride 1) to be copied to constant memory\");\n";
             s << "        const int64_t row_elements = contiguous ? " << b.region_elements() << " : region_extent[0];\n";
             s << "        const int64_t rows = " << b.region_elements() << " / row_elements;\n";
             s << "        for (int64_t row = 0; row < rows; row++) {\n";
@@ -269,7 +289,8 @@ public:
         s << "    const int64_t warps = " << expr(kernel.warp_count()) << ";\n";
         s << "    if (warps <= 0) return cudaSuccess;\n";
         s << "    const int64_t blocks = (warps + " << arrays_per_block - 1 << ") / " << arrays_per_block << ";\n";
-        s << "    if (blocks > 2147483647) return cudaErrorInvalidConfiguration;  // a grid's x extent\n";
+        s << "    if (blocks > 2147483647) return " << refuse
+          << "(cudaErrorInvalidConfiguration, \"the outputs need more blocks than a grid's x extent holds (2^31 - 1)\");\n";
         const int64_t launch_shared = dynamic_shared ? shared_offset : 0;
         if (dynamic_shared) {
             s << "    // The block's arrays take " << launch_shared << " bytes of shared memory, past the 48 KiB it has\n"
@@ -278,7 +299,8 @@ public:
             s << "        cudaError_t e = cudaGetDevice(&device);\n";
             s << "        if (e == cudaSuccess) e = cudaDeviceGetAttribute(&opt_in, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);\n";
             s << "        if (e != cudaSuccess) return e;\n";
-            s << "        if (opt_in < " << launch_shared << ") return cudaErrorInvalidConfiguration;\n";
+            s << "        if (opt_in < " << launch_shared << ") return " << refuse << "(cudaErrorInvalidConfiguration, \"the kernel needs "
+              << launch_shared << " bytes of shared memory per block, more than this device allows\");\n";
             s << "        e = cudaFuncSetAttribute(" << kernel.name << "_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
               << launch_shared << ");\n";
             s << "        if (e != cudaSuccess) return e;\n    }\n";
@@ -485,11 +507,21 @@ public:
         for (size_t i = 0; i < kernel.buffers.size(); i++) s << "args[" << i << "], ";
         s << "0) != cudaErrorInvalidValue && failures++ < 10)\n"
           << "                    std::printf(\"" << n << ": argument %d with one dimension fewer was not refused\\n\", wrong);\n";
+        // The refusal says which buffer, in words.
+        s << "                const char *names[] = {";
+        first = true;
+        for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << "\"" << (b.is_output ? "output " : "input ") << b.name << ":\"", first = false;
+        s << "};\n";
+        s << "                if (std::strstr(" << n << "_last_refusal(), names[wrong]) == nullptr && failures++ < 10)\n"
+          << "                    std::printf(\"" << n << ": the refusal of argument %d does not name it: %s\\n\", wrong, " << n
+          << "_last_refusal());\n";
         s << "            }\n        }\n";
         s << "        PULSE_CUDA_CHECK(" << n << "(";
         first = true;
         for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
         s << ", 0));\n        PULSE_CUDA_CHECK(cudaDeviceSynchronize());\n";
+        s << "        if (" << n << "_last_refusal()[0] != 0 && failures++ < 10) std::printf(\"" << n
+          << ": a call that ran left a refusal: %s\\n\", " << n << "_last_refusal());\n";
         for (const kir::BufferArg &b : kernel.buffers) {
             if (!b.is_output) continue;
             const std::string T = c_type(b.type);
