@@ -497,7 +497,9 @@ public:
               << "            " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".stride[d] = stride;\n            " << b.name
               << ".extent[d] = " << b.name << "_extent[d] - (crop && " << b.name << "_extent[d] > 1 ? 1 : 0);\n        }\n";
         }
-        // The host function refuses a buffer of other dimensions than the kernel indexes.
+        // The host function refuses a buffer of other dimensions than the kernel indexes
+        // (unless its checks are compiled out).
+        s << "#ifndef PULSE_NO_HOST_CHECKS\n";
         s << "        if (crop == 0) {\n            for (int wrong = 0; wrong < " << kernel.buffers.size() << "; wrong++) {\n";
         s << "                pulse_buffer args[] = {";
         first = true;
@@ -515,7 +517,7 @@ public:
         s << "                if (std::strstr(" << n << "_last_refusal(), names[wrong]) == nullptr && failures++ < 10)\n"
           << "                    std::printf(\"" << n << ": the refusal of argument %d does not name it: %s\\n\", wrong, " << n
           << "_last_refusal());\n";
-        s << "            }\n        }\n";
+        s << "            }\n        }\n#endif\n";
         s << "        PULSE_CUDA_CHECK(" << n << "(";
         first = true;
         for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
