@@ -9,6 +9,7 @@
 #include "CroppedRun.h"
 #include "TestUtil.h"
 
+#include "analysis/Validate.h"
 #include "exec/KernelExecutor.h"
 #include "lower/CheckCmSupport.h"
 #include "lower/LowerToKernel.h"
@@ -188,6 +189,53 @@ TEST_CASE("the Jacobi kernels compute the interpreter's bits, star and box, one 
             }
         }
     }
+}
+
+namespace {
+
+/// A 1-D heat equation in tiles of PE cells that read each other's edge
+/// cells of the step before (gpu_grid_sync over bx), for a batch of C rows
+/// that each warp runs in sequence (c is no grid loop); `tile_bx` splits bx
+/// by 2 into (bxo, bx).
+ir::UreProgram grid_batch(int PE, int T, int BX, int C, bool tile_bx = false) {
+    Var x("x"), t("t"), bx("bx"), c("c"), s("s"), time("time"), bxo("bxo");
+    Input u(Float(32), 2, "u");
+    Func U(Float(32), {x, t, bx, c}, Place::Device, "U"), Out(Place::Device, "Out");
+    Expr gx = bx * PE + x;
+    Expr left = select(x >= 1, U(x - 1, t - 1, bx, c), U(x - 1 + PE, t - 1, bx - 1, c));
+    Expr right = select(x < PE - 1, U(x + 1, t - 1, bx, c), U(x + 1 - PE, t - 1, bx + 1, c));
+    Expr interior = gx >= 1 && gx < BX * PE - 1;
+    U(x, t, bx, c) = select(t == 0, u(gx, c), select(interior, 0.5f * (left + right), U(x, t - 1, bx, c)));
+    Out(gx, c) = select(t == T, U(x, t, bx, c));
+    U.merge_ures(Out).set_bounds(x, 0, PE, t, 0, T + 1, bx, 0, BX, c, 0, C);
+    if (tile_bx) U.tile(bx, bxo, bx, 2).gpu_blocks(bx, bxo);
+    else U.gpu_blocks(bx);
+    U.gpu_grid_sync();
+    U.space_time_transform({x, t}, {s, time}, {1, 0, /**/ 0, 1});
+    return Out.lower();
+}
+
+}  // namespace
+
+TEST_CASE("grid-synchronised instances meet at a barrier between the iterations of a per-thread loop", "[kernel]") {
+    // T 3: four steps read the step before (two slots), so the last step of
+    // batch row c reads the slot the first step of row c + 1 writes: a grid
+    // barrier must come between (the executor reports the race otherwise).
+    ir::UreProgram program = grid_batch(7, 3, 3, 4);
+    for (int64_t unroll : {int64_t(1024), int64_t(0)}) {
+        INFO("max_unrolled_steps " << unroll);
+        KernelOptions options;
+        options.max_unrolled_steps = unroll;
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "k", {"u"}, options);
+        optimize_kernel(kernel);
+        REQUIRE(kernel.grid_sync);
+        REQUIRE(kernel.grid.size() == 1);
+        Buffers inputs = random_input_buffers(program, 3);
+        CHECK(test::run_cropped_against_reference(kernel, inputs, ir::realize(program, inputs), 0) == "");
+    }
+    // A tile that splits bx (reusing its name for a piece) is not a gpu_blocks loop of its own.
+    REQUIRE_THROWS_WITH(validate_transform(grid_batch(7, 3, 4, 2, true)),
+                        Catch::Contains("crosses array instances") && Catch::Contains("map 'bx' to the grid with gpu_blocks"));
 }
 
 TEST_CASE("the kernel executor catches a wrong mapping", "[kernel]") {

@@ -235,7 +235,10 @@ TransformCheck TransformChecker::check(const ir::SpaceTimeTransform &transform, 
             const std::string &loop = program.loops[i].var;
             if (dep.distance[i] == 0 || std::find(src.begin(), src.end(), loop) != src.end()) continue;
             verdict.dependence = &dep;
-            const bool block_loop = std::find(schedule.gpu_blocks.begin(), schedule.gpu_blocks.end(), loop) != schedule.gpu_blocks.end();
+            // A gpu_blocks loop of its own: one that no tile splits (a tile may reuse its name for a piece).
+            const bool tiled = std::any_of(schedule.tiles.begin(), schedule.tiles.end(), [&](const ir::Tile &t) { return t.var == loop; });
+            const bool block_loop =
+                !tiled && std::find(schedule.gpu_blocks.begin(), schedule.gpu_blocks.end(), loop) != schedule.gpu_blocks.end();
             if (schedule.gpu_grid_sync && block_loop) {
                 if (timings[k].dt >= 1) continue;
                 verdict.dt = timings[k].dt;

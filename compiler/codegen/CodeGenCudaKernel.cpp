@@ -346,7 +346,8 @@ public:
         for (const std::string &n : arrays) s << "&" << n << ", ";
         s << "(void *)&warps};\n";
         s << "        e = cudaLaunchCooperativeKernel((const void *)" << kernel.name << "_kernel, dim3((unsigned)blocks), dim3(" << threads
-          << "), arguments, " << launch_shared << ", stream);\n    }\n";
+          << "), arguments, " << launch_shared << ", stream);\n";
+        s << "        if (e != cudaSuccess) (void)cudaGetLastError();  // a refused launch leaves no error for later calls\n    }\n";
         for (const std::string &n : arrays) s << "    if (" << n << ") cudaFreeAsync(" << n << ", stream);\n";
         s << "    const cudaError_t launched = e;\n";
         return s.str();

@@ -77,32 +77,18 @@ public:
 
     Buffers run(const Progress &progress) {
         make_outputs();
-        // An odometer over the instance loops, innermost fastest.
-        std::vector<int64_t> inst(p.instance_loops.size());
+        // Instance i's coordinates, innermost loop fastest (the order read_tap numbers them in).
         int64_t instances = 1, done = 0;
-        for (size_t i = 0; i < inst.size(); i++) {
-            inst[i] = p.instance_loops[i].min;
-            instances *= p.instance_loops[i].extent;
-        }
-        std::vector<std::vector<int64_t>> all;
-        while (true) {
-            all.push_back(inst);
-            size_t i = 0;
-            for (; i < inst.size(); i++) {
-                if (inst[i] < p.instance_loops[i].max()) {
-                    inst[i]++;
-                    break;
-                }
-                inst[i] = p.instance_loops[i].min;
+        for (const ir::Loop &l : p.instance_loops) instances *= l.extent;
+        auto enter = [&](int64_t i) {
+            for (size_t k = 0; k < p.instance_loops.size(); k++) {
+                coords[instance_base + k] = p.instance_loops[k].min + i % p.instance_loops[k].extent;
+                i /= p.instance_loops[k].extent;
             }
-            if (i == inst.size()) break;
-        }
-        auto enter = [&](size_t i) {
-            for (size_t k = 0; k < all[i].size(); k++) coords[instance_base + k] = all[i][k];
         };
         if (p.grid_moves.empty()) {
             // Each instance on its own, one after another.
-            for (size_t i = 0; i < all.size(); i++) {
+            for (int64_t i = 0; i < instances; i++) {
                 enter(i);
                 if (progress) progress(done++, instances);
                 reset_history(0);
@@ -111,13 +97,13 @@ public:
         } else {
             // gpu_grid_sync: every instance takes a step before any takes the
             // next, each with its own history, which the others' taps read.
-            histories.resize(all.size(), histories.front());
-            for (size_t i = 0; i < all.size(); i++) reset_history(i);
+            histories.resize((size_t)instances, histories.front());
+            for (size_t i = 0; i < histories.size(); i++) reset_history(i);
             for (int64_t t = p.time_min; t <= p.time_max; t++) {
                 if (progress) progress(t - p.time_min, p.steps());
-                for (size_t i = 0; i < all.size(); i++) {
+                for (int64_t i = 0; i < instances; i++) {
                     enter(i);
-                    current = i;
+                    current = (size_t)i;
                     run_step(t);
                 }
             }

@@ -38,8 +38,8 @@
 //     neighbours (a tile of the grid over the threads of a block).
 //   - A grid-synchronised kernel (Kernel::grid_sync, the schedule's
 //     gpu_grid_sync): every array instance runs at once, one per block, and
-//     `grid_barrier`s (outside any guard, the same number on every
-//     instance) separate its steps. Values read by another instance go
+//     `grid_barrier`s (under no guard that differs between the threads of
+//     a block, the same number on every instance) separate its steps. Values read by another instance go
 //     through the grid exchange arrays (Kernel::grid_exchanges: global
 //     memory, read and written by Load and Store at run-time indices):
 //     written in one step, read only after a grid barrier. No pass moves an

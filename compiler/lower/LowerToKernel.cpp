@@ -674,7 +674,15 @@ private:
             stride = stride * cast(Int(32), g.extent);
         }
         for (size_t k = 0; k < tap.di.size(); k++) {
-            if (tap.di[k] != 0 && !crossed.count(k)) {
+            if (tap.di[k] == 0) continue;
+            for (const auto &definition : plan.definitions) {
+                if (definition.first == program.instance_loops[k].var) {
+                    compile_error("kernel ", name, ": ", tap.var, " is read across loop '", definition.first,
+                                  "', which a tile splits: with gpu_grid_sync, values move between the instances of ",
+                                  "gpu_blocks loops that are not tiled");
+                }
+            }
+            if (!crossed.count(k)) {
                 compile_error("kernel ", name, ": ", tap.var, " is read across loop '", program.instance_loops[k].var,
                               "', which is not a grid loop: with gpu_grid_sync, values move between the instances of gpu_blocks loops only");
             }
@@ -715,10 +723,14 @@ private:
         for (size_t i = 0; i < copies.size(); i++) copies[i].index = (int64_t)i;
         copy_count = (int64_t)copies.size();
         plan_grid_exchanges();
-        // gpu_grid_sync: the instances wait for each other after every step
-        // but the last, so what a step wrote is there for the next.
+        // gpu_grid_sync: the instances wait for each other after every step,
+        // so what a step wrote is there for the next; after the last too when
+        // a per-thread loop runs the instance again (its first step writes
+        // the slots the last one read).
+        bool repeated = false;
+        for (const SequentialLoop &l : plan.sequential) repeated |= !l.unrolled;
         auto end_step = [&](std::vector<Item> &items, bool last) {
-            if (kernel.grid_sync && !last) items.push_back({"", Expr(), kir::grid_barrier()});
+            if (kernel.grid_sync && (!last || repeated)) items.push_back({"", Expr(), kir::grid_barrier()});
         };
         const int64_t per_step = copy_count * kernel.pes_per_lane;
         if (program.steps() * per_step > options.max_unrolled_steps) period = time_period();
