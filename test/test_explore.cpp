@@ -184,6 +184,31 @@ TEST_CASE("the explorer drops a reversed design only where it is the same design
     CHECK(spec_design);
 }
 
+TEST_CASE("valid designs the CUDA backend cannot emit are listed, not ranked; the spec's own design and the best are named", "[explore]") {
+    const ir::UreProgram base = build_spec("conv1d_sbm").output.lower();
+    const ExploreOptions o = options_in(-2, 2);
+    const Explorer explorer(base, o);
+    const Exploration e = explorer.run(nullptr);
+    int64_t not_emittable = 0;
+    for (const ExploredDesign &d : e.designs) {
+        if (!d.valid() || d.not_emittable.empty()) continue;
+        not_emittable++;
+        INFO(d.id);
+        CHECK(d.rank == 0);
+        CHECK(!d.pareto);
+        CHECK_THAT(d.not_emittable, Catch::Contains("same-step chain"));
+    }
+    CHECK(not_emittable > 0);
+    // The spec's own design (SBM, 1 1; 0 1, every propagation as written) is a candidate, ranked.
+    REQUIRE(e.spec_design >= 0);
+    const ExploredDesign &own = e.designs[(size_t)e.spec_design];
+    CHECK(own.matrix == base.schedule.transform->matrix);
+    CHECK(own.rank >= 1);
+    // --design best: the candidate ranked first.
+    const int64_t best = explorer.best_design();
+    CHECK(e.designs[(size_t)best].rank == 1);
+}
+
 TEST_CASE("the validator's verdict is data: the failed condition and its witness", "[explore][validator]") {
     ir::UreProgram p = build_spec("conv1d_sbm").output.lower();
     // Time row (0, -1): Z <- Z(c, q - 1) would be read a step before it is computed.
@@ -240,7 +265,7 @@ TEST_CASE("the explorer's files, budget and options", "[explore]") {
     // Ranks are 1..valid in predicted order.
     std::vector<const ExploredDesign *> ranked;
     for (const ExploredDesign &d : e.designs) {
-        if (d.valid()) ranked.push_back(&d);
+        if (d.ranked()) ranked.push_back(&d);
     }
     std::sort(ranked.begin(), ranked.end(), [](auto *a, auto *b) { return a->rank < b->rank; });
     for (size_t i = 0; i < ranked.size(); i++) {

@@ -152,11 +152,15 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
         if (timing) *timing << "pass " << pass << ": " << std::chrono::duration<double, std::milli>(now - start).count() << " ms\n";
         start = now;
     };
-    // --design ID: a candidate of the exploration in place of the spec's own design.
-    ir::UreProgram program = a.explore.design >= 0 ? Explorer(spec.output.lower(), a.explore).program(a.explore.design)
-                                                   : spec.output.lower();
-    const std::string default_name =
-        spec_name + (a.explore.design >= 0 ? "_d" + std::to_string(a.explore.design) : "");
+    // --design ID (or best, the candidate ranked first): a candidate of the
+    // exploration in place of the spec's own design.
+    int64_t design = a.explore.design;
+    if (design == ExploreOptions::best_design) {
+        design = Explorer(spec.output.lower(), a.explore).best_design();
+        std::cout << spec_name << ": --design best is candidate " << design << "\n";
+    }
+    ir::UreProgram program = design >= 0 ? Explorer(spec.output.lower(), a.explore).program(design) : spec.output.lower();
+    const std::string default_name = spec_name + (design >= 0 ? "_d" + std::to_string(design) : "");
     lap("lower (the front passes)");
     std::vector<std::string> input_order;  // the spec's order: the generated functions' arguments
     for (const Input &in : spec.inputs) input_order.push_back(in.name());

@@ -15,6 +15,7 @@
 
 #include "analysis/CheckWellDefined.h"
 #include "analysis/FindPropagations.h"
+#include "lower/LowerToKernel.h"
 #include "lower/LowerToSystolic.h"
 #include "lower/PropagationRewrites.h"
 #include "ir/ExactSimplify.h"
@@ -169,7 +170,7 @@ const char *explore_usage_text() {
            "  --cost S,X,L        cost model coefficients: per step, per lane exchange, per load (default 1,1,2)\n"
            "  --keep-duplicates   also enumerate mirrored arrays and reversed loops (left out by default)\n"
            "  --design ID         use candidate ID of the exploration (same --range, --space-rows, --fix-row,\n"
-           "                      --keep-duplicates)\n"
+           "                      --keep-duplicates), or `best`: the one it ranks first\n"
            "                      instead of the spec's design, for --check, --report, --simulate, --emit ...\n";
 }
 
@@ -195,7 +196,7 @@ bool parse_explore_flag(const std::string &flag, int &i, int argc, char **argv, 
         if (o.space_rows > 3) compile_error("--space-rows ", v, ": at most 3 (the validator checks any; Pulse lowers 1)");
     }
     else if (flag == "--top") o.top = (int)std::min<int64_t>(count(0), 1000000);
-    else if (flag == "--design") o.design = count(0);
+    else if (flag == "--design") o.design = v == "best" ? ExploreOptions::best_design : count(0);
     else if (flag == "--budget") {
         char *end = nullptr;
         double s = std::strtod(v.c_str(), &end);
@@ -499,6 +500,8 @@ Exploration Explorer::run(std::ostream *progress) const {
     result.candidates = candidate_count();
     result.duplicates_removed = removed;
     const std::vector<std::string> &src = base.schedule.transform->source_loops;
+    std::vector<std::string> input_order;
+    for (const ir::InputDecl &in : base.inputs) input_order.push_back(in.name);
     TransformChecker::CollisionMemo memo;
     if (progress) {
         *progress << "explore: " << variants.size() << " propagation variant(s) x " << matrices.size() << " matrices: "
@@ -552,9 +555,19 @@ Exploration Explorer::run(std::ostream *progress) const {
             // Legal, but Pulse lowers linear arrays only: a design with
             // several space rows is recorded as valid, without figures.
             try {
-                d.metrics = analyze_design(lower_to_systolic(program(id)));
+                const sys::SystolicProgram systolic = lower_to_systolic(program(id));
+                d.metrics = analyze_design(systolic);
                 d.predicted = options.cost.predict(*d.metrics);
                 valid++;
+                // What the CUDA backend cannot map (several same-step
+                // chains, an array too wide) is listed, not ranked.
+                try {
+                    KernelOptions rolled;  // the mapping's refusals, without unrolling every step
+                    rolled.max_unrolled_steps = 0;
+                    lower_to_kernel(systolic, "candidate", input_order, rolled);
+                } catch (const CompileError &e) {
+                    d.not_emittable = e.what();
+                }
             } catch (const CompileError &e) {
                 d.witness = "not lowered";
                 d.refusal = e.refusal;
@@ -575,7 +588,7 @@ Exploration Explorer::run(std::ostream *progress) const {
     // mark the front of (outturn, utilization).
     std::vector<ExploredDesign *> ranked;
     for (ExploredDesign &d : result.designs) {
-        if (d.valid()) ranked.push_back(&d);
+        if (d.ranked()) ranked.push_back(&d);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const ExploredDesign *a, const ExploredDesign *b) {
         if (a->predicted != b->predicted) return a->predicted < b->predicted;
@@ -589,8 +602,34 @@ Exploration Explorer::run(std::ostream *progress) const {
                    (y.outturn > x.outturn || y.utilization > x.utilization);
         });
     }
+    // The spec's own design: its matrix, every propagation as written (variant 0).
+    const auto own = std::find(candidates.begin(), candidates.end(), std::make_pair(size_t(0), spec_matrix_index()));
+    if (own != candidates.end()) result.spec_design = own - candidates.begin();
     result.seconds = seconds_since(start);
     return result;
+}
+
+size_t Explorer::spec_matrix_index() const {
+    // As written, or with its space rows mirrored as the enumeration keeps them.
+    std::vector<std::vector<int64_t>> mirrored = base.schedule.transform->matrix;
+    for (size_t r = 0; r + 1 < mirrored.size(); r++) {
+        if (!leads_positive(mirrored[r])) {
+            for (int64_t &x : mirrored[r]) x = -x;
+        }
+    }
+    for (const auto &m : {base.schedule.transform->matrix, mirrored}) {
+        const auto it = std::find(matrices.begin(), matrices.end(), m);
+        if (it != matrices.end()) return (size_t)(it - matrices.begin());
+    }
+    return matrices.size();
+}
+
+int64_t Explorer::best_design() const {
+    const Exploration e = run(nullptr);
+    for (const ExploredDesign &d : e.designs) {
+        if (d.rank == 1) return d.id;
+    }
+    compile_error("--design best: the exploration of ", base.name, " found no valid design the CUDA backend can emit; widen --range");
 }
 
 void write_exploration(const Exploration &e, const std::string &spec_name, const ExploreOptions &o, const std::string &dir) {
@@ -603,7 +642,7 @@ void write_exploration(const Exploration &e, const std::string &spec_name, const
     };
     const std::string header =
         "id,matrix,propagation,verdict,witness,class,dataflow,pes,steps,outputs,outturn,utilization,registers_per_pe,"
-        "exchanges_per_step,exchanges_per_output,loads_per_output,warps,fits_warp,predicted,rank,pareto\n";
+        "exchanges_per_step,exchanges_per_output,loads_per_output,warps,fits_warp,predicted,rank,pareto,emittable\n";
     auto row = [](const ExploredDesign &d) {
         std::ostringstream out;
         const std::string verdict = d.well_defined ? to_string(d.verdict) : "not well defined";
@@ -616,9 +655,10 @@ void write_exploration(const Exploration &e, const std::string &spec_name, const
             out << m.design_class << "," << csv_quote(flows) << "," << m.pe_count << "," << m.steps << "," << m.outputs << ","
                 << number(m.outturn) << "," << number(m.utilization) << "," << m.registers_per_pe << ","
                 << m.exchanges_per_step << "," << number(m.exchanges_per_output) << "," << number(m.loads_per_output) << "," << m.warps << ","
-                << (m.fits_warp() ? 1 : 0) << "," << number(d.predicted) << "," << d.rank << "," << (d.pareto ? 1 : 0);
+                << (m.fits_warp() ? 1 : 0) << "," << number(d.predicted) << "," << d.rank << "," << (d.pareto ? 1 : 0) << ","
+                << (d.not_emittable.empty() ? 1 : 0);
         } else {
-            out << ",,,,,,,,,,,,,,,0";
+            out << ",,,,,,,,,,,,,,,0,0";
         }
         return out.str() + "\n";
     };
@@ -675,6 +715,7 @@ void write_exploration(const Exploration &e, const std::string &spec_name, const
                   << ", \"loads_per_output\": " << number(m.loads_per_output) << ", \"warps\": " << m.warps
                   << ", \"fits_warp\": " << (m.fits_warp() ? "true" : "false") << ", \"predicted\": " << number(d.predicted)
                   << ", \"rank\": " << d.rank << ", \"pareto\": " << (d.pareto ? "true" : "false");
+            if (!d.not_emittable.empty()) *json << ", \"not_emittable\": " << json_quote(d.not_emittable);
         }
         *json << "}" << (i + 1 < e.designs.size() ? "," : "") << "\n";
     }
@@ -695,6 +736,30 @@ int run_exploration(const std::string &spec_name, const ir::UreProgram &base, co
               << e.seconds << " s, " << valid << " valid, " << front << " on the Pareto front of (outturn, utilization)";
     if (e.unchecked) std::cout << "; " << e.unchecked << " left unchecked by --budget";
     std::cout << "\n";
+    // Valid designs the CUDA backend cannot map: listed (designs.json says why), not ranked.
+    int64_t not_emittable = 0;
+    const ExploredDesign *example = nullptr;
+    for (const ExploredDesign &d : e.designs) {
+        if (!d.valid() || d.not_emittable.empty()) continue;
+        if (!not_emittable++) example = &d;
+    }
+    if (not_emittable) {
+        std::cout << "  " << not_emittable << " valid design(s) the CUDA backend cannot emit, not ranked (designs.json says why; e.g. "
+                  << example->id << ": " << example->not_emittable << ")\n";
+    }
+    if (e.spec_design < 0) {
+        std::cout << "  the spec's own design is not a candidate (an entry of its matrix lies outside --range)\n";
+    } else {
+        const ExploredDesign *own = nullptr;
+        for (const ExploredDesign &d : e.designs) {
+            if (d.id == e.spec_design) own = &d;
+        }
+        std::cout << "  the spec's own design: id " << e.spec_design;
+        if (!own) std::cout << ", left unchecked by --budget\n";
+        else if (own->rank) std::cout << ", rank " << own->rank << "\n";
+        else if (own->valid()) std::cout << ", valid, not emittable\n";
+        else std::cout << ", " << (own->well_defined ? to_string(own->verdict) : "not well defined") << "\n";
+    }
     if (!valid && !e.designs.empty()) {
         // Say what stood in the way: the condition most candidates fail, with its most frequent witness.
         std::map<std::string, int64_t> causes;
@@ -707,7 +772,7 @@ int run_exploration(const std::string &spec_name, const ir::UreProgram &base, co
     }
     std::vector<const ExploredDesign *> best;
     for (const ExploredDesign &d : e.designs) {
-        if (d.valid() && d.rank <= options.top) best.push_back(&d);
+        if (d.ranked() && d.rank <= options.top) best.push_back(&d);
     }
     std::sort(best.begin(), best.end(), [](auto *a, auto *b) { return a->rank < b->rank; });
     if (!best.empty()) std::cout << "  rank  id  class  matrix  propagation  PEs  steps  outturn  utilization  predicted\n";

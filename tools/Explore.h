@@ -35,6 +35,7 @@ struct ExploreOptions {
     std::map<int, std::vector<int64_t>> fixed_rows;
     double budget_seconds = 0;              ///< --budget S: stop checking after S seconds (0: no limit)
     int64_t design = -1;                    ///< --design ID: build candidate ID instead of the spec's own design
+    static constexpr int64_t best_design = -2;  ///< --design best: the candidate ranked first
     int top = 10;                           ///< --top K: designs printed at the end
     CostModel cost;                         ///< --cost STEP,EXCHANGE,LOAD
     bool explore = false;                   ///< --explore
@@ -69,14 +70,22 @@ struct ExploredDesign {
     std::optional<DesignMetrics> metrics;  ///< valid designs
     double predicted = 0;        ///< CostModel::predict, valid designs
     bool pareto = false;         ///< on the front of (outturn, utilization), both maximized
-    int64_t rank = 0;            ///< 1 = best predicted; 0 for invalid designs
+    int64_t rank = 0;            ///< 1 = best predicted; 0 for invalid designs and those not emittable
+    /// Why the CUDA backend cannot lower this valid design ("" if it can):
+    /// such designs are listed, not ranked.
+    std::string not_emittable;
     bool valid() const { return well_defined && verdict == VerdictKind::Valid && metrics.has_value(); }
+    /// Valid and emittable: the designs that are ranked.
+    bool ranked() const { return valid() && not_emittable.empty(); }
     std::string propagation_text() const;
     std::string matrix_text() const;  ///< "1 1; 0 1"
 };
 
 struct Exploration {
     std::vector<ExploredDesign> designs;  ///< checked candidates, by id
+    /// The candidate that is the spec's own design (its matrix, every
+    /// propagation as written); -1 if it is not one (an entry outside --range).
+    int64_t spec_design = -1;
     int64_t candidates = 0;               ///< after removing symmetric duplicates
     int64_t duplicates_removed = 0;       ///< mirror images and scaled rows not enumerated
     int64_t unchecked = 0;                ///< left out by the time budget
@@ -98,6 +107,9 @@ public:
     const std::vector<std::vector<int64_t>> &matrix(int64_t id) const;
     /// Checks every candidate (or until the budget), ranks the valid ones.
     Exploration run(std::ostream *progress) const;
+    /// The id of the candidate ranked first (a CompileError if none is valid
+    /// and emittable): what `--design best` builds.
+    int64_t best_design() const;
 
 private:
     struct Variant {
@@ -115,6 +127,8 @@ private:
     int64_t unordered = 0;  ///< propagation variants without a sequential reference order
     void check_id(int64_t id) const;
     void keep_one_per_reversal_class();
+    /// The index of the spec's own matrix among `matrices` (matrices.size() if absent).
+    size_t spec_matrix_index() const;
 };
 
 /// designs.csv, designs.json and pareto.csv in `directory`.
