@@ -207,6 +207,12 @@ TEST_CASE("valid designs the CUDA backend cannot emit are listed, not ranked; th
     // --design best: the candidate ranked first.
     const int64_t best = explorer.best_design();
     CHECK(e.designs[(size_t)best].rank == 1);
+    // With a range that leaves out the spec's matrix, it is still a candidate.
+    const ir::UreProgram bsm = build_spec("conv1d_bsm").output.lower();
+    const Exploration narrow = Explorer(bsm, options_in(-1, 0)).run(nullptr);
+    REQUIRE(narrow.spec_design >= 0);
+    CHECK(narrow.designs[(size_t)narrow.spec_design].matrix == bsm.schedule.transform->matrix);
+    CHECK(narrow.designs[(size_t)narrow.spec_design].rank >= 1);
 }
 
 TEST_CASE("the validator's verdict is data: the failed condition and its witness", "[explore][validator]") {

@@ -296,6 +296,11 @@ Explorer::Explorer(const ir::UreProgram &base_program, ExploreOptions opts) : ba
         if (r == 0) break;
         pick[r - 1]++;
     }
+    // The spec's own matrix is a candidate even where an entry lies outside --range.
+    const std::vector<std::vector<int64_t>> &own = base.schedule.transform->matrix;
+    bool own_fits = own.size() == rows;
+    for (const auto &[r, row] : options.fixed_rows) own_fits = own_fits && (size_t)r < own.size() && own[(size_t)r] == row;
+    if (own_fits && spec_matrix_index() == matrices.size()) matrices.push_back(own);
 
     // Propagation: every carrier in place or along each direction that keeps
     // its input index; every reduction as written or reversed.
@@ -430,10 +435,12 @@ void Explorer::keep_one_per_reversal_class() {
         }
         return count;
     };
+    const size_t own = spec_matrix_index();
     for (size_t v = 0; v < variants.size(); v++) {
         for (size_t m = 0; m < matrices.size(); m++) {
             bool first = true;
             for (size_t mask : masks) {
+                if (v == 0 && m == own) break;  // the spec's own design stays a candidate
                 auto flip = [&](std::vector<int64_t> row) {
                     for (size_t k = 0; k < n; k++) row[k] = mask >> k & 1 ? -row[k] : row[k];
                     return row;
@@ -748,7 +755,7 @@ int run_exploration(const std::string &spec_name, const ir::UreProgram &base, co
                   << example->id << ": " << example->not_emittable << ")\n";
     }
     if (e.spec_design < 0) {
-        std::cout << "  the spec's own design is not a candidate (an entry of its matrix lies outside --range)\n";
+        std::cout << "  the spec's own design is not a candidate (its matrix does not fit --space-rows or --fix-row)\n";
     } else {
         const ExploredDesign *own = nullptr;
         for (const ExploredDesign &d : e.designs) {

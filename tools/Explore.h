@@ -84,7 +84,8 @@ struct ExploredDesign {
 struct Exploration {
     std::vector<ExploredDesign> designs;  ///< checked candidates, by id
     /// The candidate that is the spec's own design (its matrix, every
-    /// propagation as written); -1 if it is not one (an entry outside --range).
+    /// propagation as written; a candidate even outside --range); -1 if its
+    /// matrix does not fit --space-rows or --fix-row.
     int64_t spec_design = -1;
     int64_t candidates = 0;               ///< after removing symmetric duplicates
     int64_t duplicates_removed = 0;       ///< mirror images and scaled rows not enumerated
