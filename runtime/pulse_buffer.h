@@ -24,6 +24,18 @@ typedef struct pulse_buffer {
     int64_t stride[PULSE_MAX_DIMENSIONS];
 } pulse_buffer;
 
+/// How a generated kernel launches, for users who tune (NAME_launch_info):
+/// its block, its resources, and how many of its blocks an SM of the current
+/// device holds at once.
+typedef struct pulse_launch_info {
+    int32_t threads_per_block;
+    int32_t registers_per_thread;
+    int64_t static_shared_bytes;   /* per block */
+    int64_t dynamic_shared_bytes;  /* per block, set at launch */
+    int32_t blocks_per_sm;         /* resident at once on the current device */
+    int32_t cooperative;           /* 1: every block must be resident at once (gpu_grid_sync) */
+} pulse_launch_info;
+
 #ifdef __cplusplus
 #include <initializer_list>
 

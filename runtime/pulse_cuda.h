@@ -32,6 +32,13 @@ inline void check_launch(const char *what, const char *file, int line) {
     check(cudaDeviceSynchronize(), what, file, line);
 }
 
+/// The same for work on one stream: waits for that stream only, so other
+/// streams' work (and other host threads' launches) runs on.
+inline void check_stream(const char *what, cudaStream_t stream, const char *file, int line) {
+    check(cudaGetLastError(), what, file, line);
+    check(cudaStreamSynchronize(stream), what, file, line);
+}
+
 /// A device allocation of `size` elements of T, freed when it goes out of
 /// scope. Movable, not copyable (two owners would free it twice).
 template<typename T>
@@ -139,7 +146,9 @@ double time_median_ms(Work &&work, int warmup = 3, int repeats = 25, cudaStream_
 /// Evaluates a CUDA runtime call and throws std::runtime_error (with the call's
 /// text, file, line and CUDA's message) if it fails.
 #define PULSE_CUDA_CHECK(call) ::pulse::cuda::check((call), #call, __FILE__, __LINE__)
-/// After a kernel launch: checks the launch and waits for the kernel.
+/// After a kernel launch: checks the launch and waits for the kernel (the whole device).
 #define PULSE_CUDA_CHECK_LAUNCH(what) ::pulse::cuda::check_launch((what), __FILE__, __LINE__)
+/// After a launch on `stream`: checks the launch and waits for that stream only.
+#define PULSE_CUDA_CHECK_STREAM(what, stream) ::pulse::cuda::check_stream((what), (stream), __FILE__, __LINE__)
 
 #endif

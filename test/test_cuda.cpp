@@ -556,6 +556,12 @@ TEST_CASE("cuda: the host function refuses buffers the kernel cannot index, befo
     CHECK(host.find("#endif") < host.find("const int64_t warps ="));
     CHECK_THAT(g.sources.header, Contains("cudaErrorInvalidValue, launching nothing, if a buffer has other\n/// dimensions than listed"));
     CHECK_THAT(g.sources.header, Contains("const char *conv2d_ssam_last_refusal(void);"));
+    // The launch-info query: the block, resources and blocks per SM of this device.
+    CHECK_THAT(g.sources.header, Contains("cudaError_t conv2d_ssam_launch_info(pulse_launch_info *info);"));
+    CHECK_THAT(g.sources.kernel, Contains("cudaFuncGetAttributes(&attributes, conv2d_ssam_kernel)") &&
+                                     Contains("cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, conv2d_ssam_kernel, 256, 0)") &&
+                                     Contains("info->cooperative = 0;"));
+    CHECK_THAT(g.sources.check, Contains("PULSE_CUDA_CHECK(conv2d_ssam_launch_info(&info));"));
     CHECK_THAT(g.sources.check, Contains("args[wrong].dimensions -= 1;") &&
                                     Contains("if (conv2d_ssam(args[0], args[1], args[2], 0) != cudaErrorInvalidValue") &&
                                     Contains("if (std::strstr(conv2d_ssam_last_refusal(), names[wrong]) == nullptr"));

@@ -160,6 +160,9 @@ public:
              "/// codes above), in words; \"\" if it did not. Define PULSE_NO_HOST_CHECKS when compiling " << kernel.name
           << ".cu\n/// to leave out the checks of the buffers' dimensions, extents and data.\n";
         s << "const char *" << kernel.name << "_last_refusal(void);\n\n";
+        s << "/// The kernel's block, registers and shared memory, and how many of its blocks an SM of the\n"
+             "/// current device holds at once (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor).\n";
+        s << "cudaError_t " << kernel.name << "_launch_info(pulse_launch_info *info);\n\n";
         if (!text.layout.empty()) s << text.layout << "\n";
         s << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif\n";
         return s.str();
@@ -319,6 +322,33 @@ public:
         } else {
             s << "    return launched;\n}\n";
         }
+        s << launch_info(threads, launch_shared);
+        return s.str();
+    }
+
+    /// NAME_launch_info: what the kernel's launches are, for users who tune.
+    std::string launch_info(int threads, int64_t launch_shared) const {
+        std::ostringstream s;
+        const std::string &n = kernel.name;
+        s << "\nextern \"C\" cudaError_t " << n << "_launch_info(pulse_launch_info *info) {\n";
+        s << "    if (info == nullptr) return " << n << "_refuse(cudaErrorInvalidValue, \"launch_info: info is a null pointer\");\n";
+        s << "    cudaFuncAttributes attributes;\n";
+        s << "    cudaError_t e = cudaFuncGetAttributes(&attributes, " << n << "_kernel);\n";
+        s << "    if (e != cudaSuccess) return e;\n";
+        if (launch_shared > kir::shared_bytes_per_block) {
+            s << "    e = cudaFuncSetAttribute(" << n << "_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, " << launch_shared << ");\n";
+            s << "    if (e != cudaSuccess) return e;\n";
+        }
+        s << "    int blocks = 0;\n";
+        s << "    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, " << n << "_kernel, " << threads << ", " << launch_shared
+          << ");\n    if (e != cudaSuccess) return e;\n";
+        s << "    info->threads_per_block = " << threads << ";\n";
+        s << "    info->registers_per_thread = attributes.numRegs;\n";
+        s << "    info->static_shared_bytes = (int64_t)attributes.sharedSizeBytes;\n";
+        s << "    info->dynamic_shared_bytes = " << launch_shared << ";\n";
+        s << "    info->blocks_per_sm = blocks;\n";
+        s << "    info->cooperative = " << (kernel.grid_sync ? 1 : 0) << ";\n";
+        s << "    return cudaSuccess;\n}\n";
         return s.str();
     }
 
@@ -545,6 +575,11 @@ public:
             s << "            }\n        }\n";
         }
         s << "    }\n";
+        // The launch-info query answers for this device.
+        s << "    {\n        pulse_launch_info info = {};\n        PULSE_CUDA_CHECK(" << n << "_launch_info(&info));\n";
+        s << "        if ((info.threads_per_block < 32 || info.registers_per_thread < 1 || info.blocks_per_sm < 1) && failures++ < 10)\n"
+          << "            std::printf(\"" << n << ": launch_info says %d threads, %d registers, %d blocks per SM\\n\", "
+             "info.threads_per_block, info.registers_per_thread, info.blocks_per_sm);\n    }\n";
         const bool reentrancy = has_constant_inputs();
         if (reentrancy) s << reentrancy_check();
         s << "    std::printf(\"" << n << ": %s (instances %lld; full and cropped outputs" << (reentrancy ? "; two streams at once" : "")
