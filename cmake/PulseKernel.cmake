@@ -1,10 +1,16 @@
-# pulse_add_kernel(NAME SPEC_PROGRAM <generator> SPEC <spec> [PARAMS K=V ...])
+# pulse_add_kernel(NAME SPEC_PROGRAM <generator> SPEC <spec> [KERNEL_NAME <kernel>]
+#                  [PARAMS K=V ...] [OPTIONS <generator flags> ...])
 #
 # Ahead-of-time compilation of a Pulse spec to CUDA: at build time, runs the
-# generator program (`<generator> -g <spec> --param K=V ... --emit cuda -o DIR`)
-# and compiles the generated DIR/<spec>.cu into a static library NAME. Link
-# NAME and include "<spec>.h" to call the host function
-#   cudaError_t <spec>(pulse_buffer inputs..., pulse_buffer outputs..., cudaStream_t stream);
+# generator program (`<generator> -g <spec> --param K=V ... --name=<kernel>
+# <flags> --emit cuda -o DIR`) and compiles the generated DIR/<kernel>.cu into a
+# static library NAME. Link NAME and include "<kernel>.h" to call the host function
+#   cudaError_t <kernel>(pulse_buffer inputs..., pulse_buffer outputs..., cudaStream_t stream);
+# <kernel> is <spec> unless KERNEL_NAME names it: two kernels of one spec (at
+# other PARAMS, another --design) need names of their own, and a second
+# pulse_add_kernel with a kernel name already taken is an error. OPTIONS are
+# generator flags: --design ID, --range MIN:MAX, --unroll-steps=N,
+# --min-blocks-per-sm=N, --max-shared-bytes=N, --prefetch (docs/backends.md).
 # (buffer descriptors, runtime/pulse_buffer.h: the output extents are the problem size).
 # <generator> is a target: a spec program of this build (pulse_add_spec_program)
 # or an installed one (Pulse::conv1d). Nothing is built, and a status message
@@ -43,13 +49,34 @@ else()
 endif()
 
 function(pulse_add_kernel name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC_PROGRAM;SPEC" "PARAMS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC_PROGRAM;SPEC;KERNEL_NAME" "PARAMS;OPTIONS")
   if(NOT ARG_SPEC_PROGRAM OR NOT ARG_SPEC)
     message(FATAL_ERROR "pulse_add_kernel(${name}): SPEC_PROGRAM and SPEC are required")
   endif()
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "pulse_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
+  # A word that is no keyword lands in the list before it: PARAMS take K=V only.
+  foreach(p IN LISTS ARG_PARAMS)
+    if(NOT p MATCHES "^[A-Za-z_][A-Za-z0-9_]*=-?[0-9]+$")
+      message(FATAL_ERROR "pulse_add_kernel(${name}): PARAMS entry '${p}' is not NAME=VALUE (an integer); "
+                          "the kernel's name goes after KERNEL_NAME, generator flags after OPTIONS")
+    endif()
+  endforeach()
+  set(kernel "${ARG_SPEC}")
+  if(ARG_KERNEL_NAME)
+    set(kernel "${ARG_KERNEL_NAME}")
+  endif()
+  # One host function per name in a build: two libraries defining it would link, and the
+  # program would get one of them in silence.
+  get_property(taken GLOBAL PROPERTY PULSE_KERNEL_NAMES)
+  if(kernel IN_LIST taken)
+    get_property(owner GLOBAL PROPERTY "PULSE_KERNEL_OWNER_${kernel}")
+    message(FATAL_ERROR "pulse_add_kernel(${name}): the kernel name '${kernel}' is taken by pulse_add_kernel(${owner}); "
+                        "give one of them its own KERNEL_NAME")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY PULSE_KERNEL_NAMES "${kernel}")
+  set_property(GLOBAL PROPERTY "PULSE_KERNEL_OWNER_${kernel}" "${name}")
   if(NOT CMAKE_CUDA_COMPILER)
     message(STATUS "pulse_add_kernel(${name}): no CUDA compiler found, the kernel is not built")
     return()
@@ -60,12 +87,12 @@ function(pulse_add_kernel name)
     list(APPEND params --param "${p}")
   endforeach()
   add_custom_command(
-    OUTPUT "${dir}/${ARG_SPEC}.cu" "${dir}/${ARG_SPEC}.h" "${dir}/${ARG_SPEC}_reference.h" "${dir}/${ARG_SPEC}_check.cu"
-    COMMAND "$<TARGET_FILE:${ARG_SPEC_PROGRAM}>" -g "${ARG_SPEC}" ${params} --emit cuda -o "${dir}"
+    OUTPUT "${dir}/${kernel}.cu" "${dir}/${kernel}.h" "${dir}/${kernel}_reference.h" "${dir}/${kernel}_check.cu"
+    COMMAND "$<TARGET_FILE:${ARG_SPEC_PROGRAM}>" -g "${ARG_SPEC}" ${params} "--name=${kernel}" ${ARG_OPTIONS} --emit cuda -o "${dir}"
     DEPENDS ${ARG_SPEC_PROGRAM}
-    COMMENT "Pulse: generating CUDA kernel ${ARG_SPEC} (${name})"
+    COMMENT "Pulse: generating CUDA kernel ${kernel} (${name}: spec ${ARG_SPEC})"
     VERBATIM)
-  add_library(${name} STATIC "${dir}/${ARG_SPEC}.cu")
+  add_library(${name} STATIC "${dir}/${kernel}.cu")
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${dir}>")
   if(TARGET Pulse::runtime)
     target_link_libraries(${name} PUBLIC Pulse::runtime)

@@ -111,8 +111,12 @@ if [ -n "$nvcc" ]; then
     echo "$target: compiled for sm_90"
   }
   step "the tour's pulse_add_kernel library (nvcc, no GPU needed)"
-  run cmake --build "$project/build" --target tour_kernel > "$work/kernel.log" 2>&1 || { cat "$work/kernel.log"; exit 1; }
+  run cmake --build "$project/build" --target tour_kernel tour_kernel_fbs > "$work/kernel.log" 2>&1 || { cat "$work/kernel.log"; exit 1; }
   check_arch "$project/build" tour_kernel
+  # KERNEL_NAME and OPTIONS (--range -2:2 --design 440): the explored design, under its own name.
+  grep -q "cudaError_t conv1d_fbs_explored(pulse_buffer x, pulse_buffer w, pulse_buffer Out, cudaStream_t stream);" \
+    "$project/build/tour_kernel_fbs.pulse/conv1d_fbs_explored.h" || { echo "FAIL: KERNEL_NAME and OPTIONS did not reach the generator"; exit 1; }
+  echo "tour_kernel_fbs: conv1d_fbs_explored, design 440"
   step "examples/cuda_project against the install"
   cp -r "$src/examples/cuda_project" "$work/cuda_project"
   run cmake -S "$work/cuda_project" -B "$work/cuda_project/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
