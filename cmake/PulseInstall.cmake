@@ -27,6 +27,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/frontend/include/pulse/pulse.h ${PROJECT_SOU
   ${PROJECT_SOURCE_DIR}/base/include/pulse/Types.h ${PROJECT_SOURCE_DIR}/base/include/pulse/ScalarSemantics.h
   ${PROJECT_SOURCE_DIR}/runtime/pulse_cuda.h ${PROJECT_SOURCE_DIR}/runtime/pulse_buffer.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pulse)
+# The importer, the documentation the tools point to, and the explorer's plot script
+# (share/doc/pulse, share/pulse/scripts: the explorer names the installed copy).
+install(TARGETS pulse-import RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/pulse)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/explore_plot.py ${PROJECT_SOURCE_DIR}/scripts/explore_calibrate.py
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/pulse/scripts)
 # The CM emulation, for building a kernel written by --emit cm by hand
 # (-I <prefix>/include/pulse/cm_emu); --emit cm-emu carries its own copy.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/cm_emu/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pulse/cm_emu)

@@ -25,7 +25,9 @@ mv "$work/staged" "$work/prefix"
 prefix="$work/prefix"
 for f in include/pulse/pulse.h include/pulse/Error.h include/pulse/Types.h include/pulse/pulse_cuda.h \
          include/pulse/pulse_buffer.h include/pulse/cm_emu/cm/cm.h lib/libpulse.a lib/libpulse_generator_main.a \
-         lib/cmake/Pulse/PulseConfig.cmake lib/cmake/Pulse/PulseSpecProgram.cmake lib/cmake/Pulse/PulseKernel.cmake bin/conv1d; do
+         lib/cmake/Pulse/PulseConfig.cmake lib/cmake/Pulse/PulseSpecProgram.cmake lib/cmake/Pulse/PulseKernel.cmake bin/conv1d \
+         bin/pulse-import share/doc/pulse/tutorial.md share/doc/pulse/exploration.md share/doc/pulse/import.md \
+         share/pulse/scripts/explore_plot.py; do
   [ -e "$prefix/$f" ] || { echo "FAIL: the install lacks $f"; exit 1; }
 done
 # Nothing installed may lean on the source tree: no text file names it, and no
@@ -90,6 +92,12 @@ run "$tour" -g box_sum --simulate | tee "$work/box.log"
 run "$tour" -g box_sum --execute-kernel | tee -a "$work/box.log"
 run "$tour" -g box_sum --emit cm-emu -o "$work/box_out" | tee -a "$work/box.log"
 [ "$(grep -c ": PASS" "$work/box.log")" = 3 ] || { echo "FAIL: the tutorial's spec did not pass all three checks"; exit 1; }
+
+step "the installed pulse-import, and the explorer naming the installed plot script"
+run "$prefix/bin/pulse-import" --version
+run "$prefix/bin/conv1d" -g sbm --explore --range -1:1 -o "$work/explore" | tee "$work/explore.log"
+grep -q "plots: $prefix/share/pulse/scripts/explore_plot.py" "$work/explore.log" ||
+  { echo "FAIL: the installed explorer does not name the installed explore_plot.py"; exit 1; }
 
 step "the installed conv1d: --check, --simulate, the same kernel as the tour, --emit cm-emu"
 run "$prefix/bin/conv1d" -g sbm --check

@@ -63,6 +63,17 @@ bool leads_positive(const std::vector<int64_t> &row) {
 
 Expr var(const std::string &name) { return Variable::make(Int(32), name); }
 
+/// `relative` (a path in the source tree: "scripts/explore_plot.py") where
+/// an installed program finds it, <prefix>/share/pulse/..., if it is there;
+/// else as given (a program of the build tree, run from the source tree).
+std::string installed_file(const std::string &relative) {
+    std::error_code error;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error) return relative;
+    const std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "pulse" / relative;
+    return std::filesystem::exists(installed, error) ? installed.lexically_normal().string() : relative;
+}
+
 /// A distance over the nest's loops as one over `src` (the transform's source loops).
 std::vector<int64_t> on_source(const ir::UreProgram &p, const std::vector<std::string> &src, const std::vector<int64_t> &loop_d) {
     std::vector<int64_t> d;
@@ -161,7 +172,8 @@ std::string ExploredDesign::matrix_text() const {
 
 const char *explore_usage_text() {
     return "  --explore           search transforms and propagations of the spec's UREs; writes designs.csv,\n"
-           "                      designs.json and pareto.csv into the -o directory (docs/exploration.md)\n"
+           "                      designs.json and pareto.csv into the -o directory (docs/exploration.md;\n"
+           "                      installed: share/doc/pulse/exploration.md)\n"
            "  --range MIN:MAX     matrix entries the explorer tries (default -1:2)\n"
            "  --space-rows N      space rows of the explored matrices (default 1: a linear array)\n"
            "  --fix-row R=a,b,..  hold matrix row R (0-based; the time row is the last) at these entries\n"
@@ -789,8 +801,8 @@ int run_exploration(const std::string &spec_name, const ir::UreProgram &base, co
                   << d->propagation_text() << "  " << m.pe_count << "  " << m.steps << "  " << number(m.outturn) << "  "
                   << number(100 * m.utilization) << "%  " << number(d->predicted) << (d->pareto ? "  (front)" : "") << "\n";
     }
-    std::cout << "wrote designs.csv, designs.json, pareto.csv in " << directory
-              << " (plots: scripts/explore_plot.py " << directory << "; emit one: --design ID --emit cuda)\n";
+    std::cout << "wrote designs.csv, designs.json, pareto.csv in " << directory << " (plots: " << installed_file("scripts/explore_plot.py")
+              << " " << directory << "; emit one: --design ID --emit cuda)\n";
     return 0;
 }
 
