@@ -116,4 +116,6 @@ std::string spec_description(const std::string &name) { return spec_registry().a
 
 Buffers random_inputs(const ir::UreProgram &program, uint32_t seed) { return random_input_buffers(program, seed); }
 
+Buffers random_inputs(const Spec &spec, uint32_t seed) { return random_input_buffers(spec.output.lower(), seed); }
+
 }  // namespace pulse

@@ -794,7 +794,7 @@ std::string Uniformizer::check_text() {
        << " on the same random inputs\n// (those of --realize) and compares every output element. Written by pulse-import --emit-check\n"
        << "// (Pulse " PULSE_VERSION ").\n"
        << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <limits>\n#include <vector>\n\n"
-       << "#include \"pulse/pulse.h\"\n#include \"ir/UreProgram.h\"\n\n";
+       << "#include \"pulse/pulse.h\"\n\n";
     std::vector<std::string> proto;
     for (const auto &p : prog.params) {
         proto.push_back(p.is_array ? std::string(c_type(prog.arrays.at(p.name).type)) + " *" + p.name : "int " + p.name);
@@ -804,8 +804,7 @@ std::string Uniformizer::check_text() {
        << "namespace {\n\n" << pulse_import_check_helpers_text << "\n"
        << "int check(unsigned seed, const pulse::Params &params) {\n"
        << "    pulse::Spec spec = pulse::build_spec(\"" << spec << "\", params);\n"
-       << "    pulse::ir::UreProgram program = spec.output.lower();\n"
-       << "    pulse::Buffers inputs = pulse::random_inputs(program, seed);\n"
+       << "    pulse::Buffers inputs = pulse::random_inputs(spec, seed);\n"
        << "    pulse::Buffers outputs = spec.output.realize(inputs);\n"
        ;
     for (const auto &p : prog.int_params) os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ");\n";

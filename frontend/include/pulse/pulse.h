@@ -290,6 +290,8 @@ std::string resolve_spec_name(const std::string &name);
 
 /// Random input buffers for a spec, sized from the accesses over its bounded domain.
 Buffers random_inputs(const ir::UreProgram &program, uint32_t seed);
+/// The same for a built spec (its output's merged UREs): no compiler header needed.
+Buffers random_inputs(const Spec &spec, uint32_t seed);
 
 }  // namespace pulse
 
