@@ -164,6 +164,7 @@ int generator_main(int argc, char **argv) {
     uint32_t seed = 1;
     DriverActions actions;
     bool list_params = false;
+    std::vector<std::string> given;  // the --param names, each once
     try {
         try {
             for (int i = 1; i < argc; i++) {
@@ -189,6 +190,10 @@ int generator_main(int argc, char **argv) {
                     spec_name = value("-g");
                 } else if (a == "--param") {
                     auto [name, v] = parse_param(value("--param"));
+                    if (std::find(given.begin(), given.end(), name) != given.end()) {
+                        usage_error("--param ", name, " is given twice; give it once");
+                    }
+                    given.push_back(name);
                     params.set(name, v);
                 } else if (a == "--seed") {
                     seed = parse_seed(value("--seed"));
@@ -224,7 +229,14 @@ int generator_main(int argc, char **argv) {
         } catch (const CompileError &e) {
             throw UsageError(e.what());  // -g names no spec, or several
         }
-        Spec spec = build_spec(spec_name, params);
+        Spec spec = [&] {
+            try {
+                return build_spec(spec_name, params);
+            } catch (const CompileError &e) {
+                if (e.subject.rfind("--param ", 0) == 0) throw UsageError(e.what());  // a value outside its range
+                throw;
+            }
+        }();
         for (const std::string &u : params.unused()) {
             usage_error("--param ", u, ": spec ", spec_name, " has no parameter ", u, "; its parameters: ", params.describe());
         }

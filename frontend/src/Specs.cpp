@@ -35,8 +35,10 @@ int64_t Params::get(const std::string &name, int64_t default_value, int64_t min,
     auto it = values.find(name);
     if (it == values.end()) return default_value;
     if (it->second < min || it->second > max) {
-        compile_error("--param ", name, "=", it->second, ": out of range; ", name, " must be in [", min, ", ", max,
-                      "] (default ", default_value, ")");
+        // A bad command line, not a bad spec: the subject says which flag.
+        throw CompileError(detail::str("--param ", name, "=", it->second, ": out of range; ", name, " must be in [", min, ", ", max,
+                                       "] (default ", default_value, ")"),
+                           Refusal::Misuse, "--param " + name);
     }
     return it->second;
 }
