@@ -483,7 +483,7 @@ void Explorer::keep_one_per_reversal_class() {
 
 void Explorer::check_id(int64_t id) const {
     if (id < 0 || id >= candidate_count()) {
-        compile_error("--design ", id, ": the exploration of ", base.name, " with these options has candidates 0 to ",
+        compile_error("--design ", id, ": the exploration with these options has candidates 0 to ",
                       candidate_count() - 1, "; give the same --range, --space-rows, --fix-row and --keep-duplicates as the exploration");
     }
 }
