@@ -48,25 +48,34 @@ else()
   endif()
 endif()
 
-function(pulse_add_kernel name)
+# The arguments pulse_add_kernel and pulse_add_cm_kernel share, checked: sets
+# ARG_* , `kernel` (KERNEL_NAME, else SPEC) and `params` (--param K=V ...) in
+# the caller's scope.
+macro(_pulse_kernel_arguments function name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC_PROGRAM;SPEC;KERNEL_NAME" "PARAMS;OPTIONS")
   if(NOT ARG_SPEC_PROGRAM OR NOT ARG_SPEC)
-    message(FATAL_ERROR "pulse_add_kernel(${name}): SPEC_PROGRAM and SPEC are required")
+    message(FATAL_ERROR "${function}(${name}): SPEC_PROGRAM and SPEC are required")
   endif()
   if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "pulse_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${function}(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   # A word that is no keyword lands in the list before it: PARAMS take K=V only.
+  set(params "")
   foreach(p IN LISTS ARG_PARAMS)
     if(NOT p MATCHES "^[A-Za-z_][A-Za-z0-9_]*=-?[0-9]+$")
-      message(FATAL_ERROR "pulse_add_kernel(${name}): PARAMS entry '${p}' is not NAME=VALUE (an integer); "
+      message(FATAL_ERROR "${function}(${name}): PARAMS entry '${p}' is not NAME=VALUE (an integer); "
                           "the kernel's name goes after KERNEL_NAME, generator flags after OPTIONS")
     endif()
+    list(APPEND params --param "${p}")
   endforeach()
   set(kernel "${ARG_SPEC}")
   if(ARG_KERNEL_NAME)
     set(kernel "${ARG_KERNEL_NAME}")
   endif()
+endmacro()
+
+function(pulse_add_kernel name)
+  _pulse_kernel_arguments(pulse_add_kernel ${name})
   # One host function per name in a build: two libraries defining it would link, and the
   # program would get one of them in silence.
   get_property(taken GLOBAL PROPERTY PULSE_KERNEL_NAMES)
@@ -82,10 +91,6 @@ function(pulse_add_kernel name)
     return()
   endif()
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${name}.pulse")
-  set(params "")
-  foreach(p IN LISTS ARG_PARAMS)
-    list(APPEND params --param "${p}")
-  endforeach()
   add_custom_command(
     OUTPUT "${dir}/${kernel}.cu" "${dir}/${kernel}.h" "${dir}/${kernel}_reference.h" "${dir}/${kernel}_check.cu"
     COMMAND "$<TARGET_FILE:${ARG_SPEC_PROGRAM}>" -g "${ARG_SPEC}" ${params} "--name=${kernel}" ${ARG_OPTIONS} --emit cuda -o "${dir}"
@@ -104,4 +109,29 @@ function(pulse_add_kernel name)
   endif()
   target_compile_features(${name} PUBLIC cuda_std_17)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()
+
+# pulse_add_cm_kernel(NAME SPEC_PROGRAM <generator> SPEC <spec> [KERNEL_NAME <kernel>]
+#                     [PARAMS K=V ...] [OPTIONS <generator flags> ...])
+#
+# The same for Intel GPUs (C for Metal): the target NAME, built by default,
+# runs `<generator> -g <spec> ... --name=<kernel> <flags> --emit cm -o DIR` at
+# build time, which writes <kernel>_genx.cpp (the CM kernel), <kernel>_host.cpp
+# (a Level Zero host program that runs and checks it) and <kernel>_reference.h.
+# Pulse does not compile CM (Intel's CM compiler does: docs/backends.md); the
+# target's properties PULSE_CM_KERNEL, PULSE_CM_HOST and PULSE_CM_DIRECTORY
+# name the files. Needs no GPU compiler.
+function(pulse_add_cm_kernel name)
+  _pulse_kernel_arguments(pulse_add_cm_kernel ${name})
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${name}.pulse")
+  set(files "${dir}/${kernel}_genx.cpp" "${dir}/${kernel}_host.cpp" "${dir}/${kernel}_reference.h")
+  add_custom_command(
+    OUTPUT ${files}
+    COMMAND "$<TARGET_FILE:${ARG_SPEC_PROGRAM}>" -g "${ARG_SPEC}" ${params} "--name=${kernel}" ${ARG_OPTIONS} --emit cm -o "${dir}"
+    DEPENDS ${ARG_SPEC_PROGRAM}
+    COMMENT "Pulse: generating CM kernel ${kernel} (${name}: spec ${ARG_SPEC})"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${files})
+  set_target_properties(${name} PROPERTIES PULSE_CM_KERNEL "${dir}/${kernel}_genx.cpp" PULSE_CM_HOST "${dir}/${kernel}_host.cpp"
+                                           PULSE_CM_DIRECTORY "${dir}")
 endfunction()

@@ -72,7 +72,10 @@ cuda_args=()
 [ -n "$nvcc" ] && cuda_args=(-DCMAKE_CUDA_COMPILER="$nvcc")
 run cmake -S "$project" -B "$project/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   "${cuda_args[@]}" > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
-run cmake --build "$project/build" --target tour runtime_includes > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+run cmake --build "$project/build" --target tour runtime_includes tour_cm > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+grep -q "_GENX_MAIN_" "$project/build/tour_cm.pulse/conv1d_sbm_cm_genx.cpp" ||
+  { echo "FAIL: pulse_add_cm_kernel wrote no CM kernel"; exit 1; }
+echo "tour_cm: conv1d_sbm_cm_genx.cpp, conv1d_sbm_cm_host.cpp"
 run "$project/build/runtime_includes" || { echo "FAIL: runtime_includes"; exit 1; }
 
 step "run the tour's generator, from a directory outside both trees"
