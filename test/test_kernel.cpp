@@ -197,7 +197,7 @@ namespace {
 /// cells of the step before (gpu_grid_sync over bx), for a batch of C rows
 /// that each warp runs in sequence (c is no grid loop); `tile_bx` splits bx
 /// by 2 into (bxo, bx).
-ir::UreProgram grid_batch(int PE, int T, int BX, int C, bool tile_bx = false) {
+ir::UreProgram grid_batch(int PE, int T, int BX, int C, bool tile_bx = false, bool tile_c = false) {
     Var x("x"), t("t"), bx("bx"), c("c"), s("s"), time("time"), bxo("bxo");
     Input u(Float(32), 2, "u");
     Func U(Float(32), {x, t, bx, c}, Place::Device, "U"), Out(Place::Device, "Out");
@@ -208,6 +208,8 @@ ir::UreProgram grid_batch(int PE, int T, int BX, int C, bool tile_bx = false) {
     U(x, t, bx, c) = select(t == 0, u(gx, c), select(interior, 0.5f * (left + right), U(x, t - 1, bx, c)));
     Out(gx, c) = select(t == T, U(x, t, bx, c));
     U.merge_ures(Out).set_bounds(x, 0, PE, t, 0, T + 1, bx, 0, BX, c, 0, C);
+    Var ci("ci");
+    if (tile_c) U.tile(c, c, ci, 2);  // the outer piece named like the loop
     if (tile_bx) U.tile(bx, bxo, bx, 2).gpu_blocks(bx, bxo);
     else U.gpu_blocks(bx);
     U.gpu_grid_sync();
@@ -233,6 +235,12 @@ TEST_CASE("grid-synchronised instances meet at a barrier between the iterations 
         Buffers inputs = random_input_buffers(program, 3);
         CHECK(test::run_cropped_against_reference(kernel, inputs, ir::realize(program, inputs), 0) == "");
     }
+    // A tile naming its outer piece like the loop it splits (c): applied once, the rows two at a time.
+    ir::UreProgram tiled = grid_batch(7, 3, 3, 4, false, true);
+    kir::Kernel rows = lower_to_kernel(compile_to_systolic(tiled), "k", {"u"});
+    optimize_kernel(rows);
+    Buffers tiled_inputs = random_input_buffers(tiled, 5);
+    CHECK(test::run_cropped_against_reference(rows, tiled_inputs, ir::realize(tiled, tiled_inputs), 0) == "");
     // A tile that splits bx (reusing its name for a piece) is not a gpu_blocks loop of its own.
     REQUIRE_THROWS_WITH(validate_transform(grid_batch(7, 3, 4, 2, true)),
                         Catch::Contains("crosses array instances") && Catch::Contains("map 'bx' to the grid with gpu_blocks"));

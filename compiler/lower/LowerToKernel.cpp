@@ -450,9 +450,15 @@ private:
             }
         }
         // A loop, split by the tiles and splits on it and on the loops they make.
+        // Each tile applies once, in the order given: a tile may name one of
+        // its pieces like the loop it splits (tile(c, c, ci, 2)).
+        std::set<const ir::Tile *> applied;
         std::function<void(const std::string &, int64_t, Expr)> split = [&](const std::string &var, int64_t min, Expr extent) {
             const ir::Tile *tile = nullptr;
-            for (const ir::Tile &t : s.tiles) if (t.var == var) tile = &t;
+            for (const ir::Tile &t : s.tiles) {
+                if (!tile && t.var == var && !applied.count(&t)) tile = &t;
+            }
+            if (tile) applied.insert(tile);
             if (!tile) {
                 pieces.push_back({var, min, extent, false});
                 return;
