@@ -163,7 +163,8 @@ void print_text(std::ostream &out, const sys::SystolicProgram &p, const DesignMe
     out << "  variables (dp: lanes, dt: steps; a read is the value PE p - dp produced dt steps ago):\n";
     for (const sys::Variable &v : p.variables) {
         out << "    " << v.name << ": " << sys::to_string(v.dataflow) << " (" << sys::dataflow_letter(v.dataflow) << "), "
-            << (v.is_partial_sum ? "partial sum" : "input/weight carrier") << ", history " << v.history << ", taps";
+            << (v.is_partial_sum ? "recurrence (reads its own earlier values)" : "input/weight carrier") << ", history " << v.history
+            << ", taps";
         if (v.taps.empty()) out << " (never read)";
         for (const sys::Tap &tap : v.taps) out << " (dp " << tap.dp << ", dt " << tap.dt << ")";
         out << "\n";
@@ -184,7 +185,8 @@ void print_text(std::ostream &out, const sys::SystolicProgram &p, const DesignMe
             << " outputs per step\n";
         out << "  per output: " << a.exchanges_per_output << " lane exchanges, " << a.loads_per_output << " input loads\n";
     }
-    out << "  warps: " << a.warps << (a.fits_warp() ? " (fits a warp)" : " (wider than a warp: several PEs per lane)") << "\n";
+    out << "  warp widths: " << a.warps << " (the PEs in units of 32 lanes: "
+        << (a.fits_warp() ? "fits a warp)" : "wider than a warp: several PEs per lane, or gpu_threads)") << "\n";
     out << "  PE utilization: " << a.domain_points << " points / (" << p.pe_count << " PEs x " << p.steps()
         << " steps) = " << percent(a.utilization) << "\n";
 }
