@@ -155,11 +155,13 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     // --design ID (or best, the candidate ranked first): a candidate of the
     // exploration in place of the spec's own design.
     int64_t design = a.explore.design;
+    std::optional<Explorer> explorer;
+    if (design != -1) explorer.emplace(spec.output.lower(), a.explore);
     if (design == ExploreOptions::best_design) {
-        design = Explorer(spec.output.lower(), a.explore).best_design();
+        design = explorer->best_design();
         std::cout << spec_name << ": --design best is candidate " << design << "\n";
     }
-    ir::UreProgram program = design >= 0 ? Explorer(spec.output.lower(), a.explore).program(design) : spec.output.lower();
+    ir::UreProgram program = design >= 0 ? explorer->program(design) : spec.output.lower();
     const std::string default_name = spec_name + (design >= 0 ? "_d" + std::to_string(design) : "");
     lap("lower (the front passes)");
     std::vector<std::string> input_order;  // the spec's order: the generated functions' arguments

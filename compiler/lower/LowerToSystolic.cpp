@@ -16,6 +16,27 @@ using namespace Halide::Internal;
 
 namespace {
 
+/// The tap a read of `producer` at distance `distance` (one entry per loop)
+/// is: (P·d, s·d) over the source loops, and the distance in the instance
+/// loops when it crosses instances (di; empty when it does not).
+sys::Tap tap_of(const ir::UreProgram &program, const std::string &producer, const std::vector<int64_t> &distance) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    sys::Tap tap{producer, 0, 0, {}};
+    bool crosses = false;
+    for (size_t l = 0; l < program.loops.size(); l++) {
+        const auto column = std::find(t.source_loops.begin(), t.source_loops.end(), program.loops[l].var);
+        if (column == t.source_loops.end()) {
+            tap.di.push_back(distance[l]);
+            crosses |= distance[l] != 0;
+            continue;
+        }
+        tap.dp += t.matrix.front()[column - t.source_loops.begin()] * distance[l];
+        tap.dt += t.matrix.back()[column - t.source_loops.begin()] * distance[l];
+    }
+    if (!crosses) tap.di.clear();
+    return tap;
+}
+
 /// Replaces recurrence calls `V(x - d)` by taps (V, P·d, s·d).
 class ReplaceCalls : public IRMutator {
 public:
@@ -35,16 +56,12 @@ protected:
             if (!k) compile_error("call ", ir::to_source(Expr(op)), " in ", ure.name, " is not at a constant distance");
             distance[program.loop_index(producer.args[i])] = *k;
         }
-        std::vector<int64_t> di;
-        bool crosses = false;
         for (size_t l = 0; l < program.loops.size(); l++) {
             bool in_transform = std::count(t.source_loops.begin(), t.source_loops.end(), program.loops[l].var) > 0;
             if (in_transform) continue;
-            di.push_back(distance[l]);
             const std::vector<std::string> &blocks = program.schedule.gpu_blocks;
             const bool synchronised = program.schedule.gpu_grid_sync &&
                                       std::count(blocks.begin(), blocks.end(), program.loops[l].var) > 0;
-            crosses |= distance[l] != 0;
             if (distance[l] != 0 && !synchronised) {
                 compile_error("call ", ir::to_source(Expr(op)), " in the definition of ", ure.name,
                               " has distance ", distance[l], " in loop '", program.loops[l].var,
@@ -52,14 +69,7 @@ protected:
                               "instance; add '", program.loops[l].var, "' to the transform's source loops");
             }
         }
-        int64_t dp = 0, dt = 0;
-        for (size_t c = 0; c < t.source_loops.size(); c++) {
-            int64_t d = distance[program.loop_index(t.source_loops[c])];
-            dp += t.matrix.front()[c] * d;
-            dt += t.matrix.back()[c] * d;
-        }
-        sys::Tap tap{callee, dp, dt, crosses ? di : std::vector<int64_t>()};
-        return sys::make_tap(op->type, tap);
+        return sys::make_tap(op->type, tap_of(program, callee, distance));
     }
 
 private:
@@ -121,20 +131,8 @@ std::vector<sys::GridMove> plan_grid_moves(const ir::UreProgram &program, const 
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
     std::vector<sys::GridMove> moves;
     for (const ir::Dependence &dep : program.dependences) {
-        sys::Tap tap{dep.producer, 0, 0, {}};
-        bool crosses = false;
-        for (size_t l = 0; l < program.loops.size(); l++) {
-            const std::string &var = program.loops[l].var;
-            const auto column = std::find(t.source_loops.begin(), t.source_loops.end(), var);
-            if (column == t.source_loops.end()) {
-                tap.di.push_back(dep.distance[l]);
-                crosses |= dep.distance[l] != 0;
-                continue;
-            }
-            tap.dp += t.matrix.front()[column - t.source_loops.begin()] * dep.distance[l];
-            tap.dt += t.matrix.back()[column - t.source_loops.begin()] * dep.distance[l];
-        }
-        if (!crosses) continue;
+        const sys::Tap tap = tap_of(program, dep.producer, dep.distance);
+        if (!tap.crosses_instances()) continue;
         // The reader's point lies in the array, and its selects take the read.
         Expr condition = loop_conjuncts(dep.condition);
         for (const std::string &var : t.source_loops) {
