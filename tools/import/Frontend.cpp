@@ -535,9 +535,12 @@ bool Builder::fold_if(const IfStmt *s, const std::string &guard) {
     prog.stmts[id] = st;
     // Build the select from the last arm outwards; each arm's reads are guarded
     // by its condition and the negations of the earlier ones.
-    std::vector<std::string> taken, not_taken;
+    // An arm's condition is evaluated only where the earlier ones failed
+    // (`if (i == 0) ... else if (a[i - 1] == b[j])` reads a[i - 1] at i >= 1).
+    std::vector<std::string> taken, tested;
     std::string reach = guard;
     for (const auto &arm : arms) {
+        tested.push_back(reach);
         if (arm.first) {
             std::string why;
             auto c = condition(arm.first, false, &why), n = condition(arm.first, true, &why);
@@ -555,7 +558,7 @@ bool Builder::fold_if(const IfStmt *s, const std::string &guard) {
             continue;
         }
         auto sel = make(Val::Select, st.type);
-        sel->args = {value(arms[k].first, guard, id), arm, v};
+        sel->args = {value(arms[k].first, tested[k], id), arm, v};
         v = sel;
     }
     prog.stmts[id].value = v;
