@@ -152,8 +152,9 @@ public:
         s << ".\n/// The output extents are the problem size: the loops outside the array run as far as\n"
              "/// they reach. Each input must cover the elements those outputs read. Returns the\n"
              "/// launch's error; cudaErrorInvalidValue, launching nothing, if a buffer has other\n"
-             "/// dimensions than listed, a negative extent, or no data while it has elements, or if\n"
-             "/// an input misses its constant region; cudaErrorInvalidConfiguration if the grid is\n"
+             "/// dimensions than listed, a negative extent, or no data while it has elements, if an\n"
+             "/// output overlaps another buffer in memory, or if an input misses its constant region;\n"
+             "/// cudaErrorInvalidConfiguration if the grid is\n"
              "/// larger than a launch allows. Calls may overlap on several streams and host threads.\n";
         s << "cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream);\n\n";
         s << "/// Why the last call of " << kernel.name << " on this host thread refused its arguments (the error\n"
@@ -163,7 +164,19 @@ public:
         s << "/// The kernel's block, registers and shared memory, and how many of its blocks an SM of the\n"
              "/// current device holds at once (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor).\n";
         s << "cudaError_t " << kernel.name << "_launch_info(pulse_launch_info *info);\n\n";
-        if (!text.layout.empty()) s << text.layout << "\n";
+        if (!text.layout.empty()) {
+            s << text.layout << "\n";
+            // A descriptor per buffer, from the layout functions above.
+            for (const kir::BufferArg &b : kernel.buffers) {
+                const std::string f = kernel.name + "_" + b.name;
+                s << "/// The descriptor of a dense " << (b.is_output ? "output " : "input ") << b.name << " for `instances` instances: its "
+                  << "indices from " << f << "_region,\n/// " << f << "_elements(instances) elements at `data`, dimension 0 innermost.\n";
+                s << "static inline pulse_buffer " << f << "_buffer(" << (b.is_output ? "" : "const ") << "void *data, int64_t instances) {\n";
+                s << "    int64_t min[" << b.dimensions << "], extent[" << b.dimensions << "];\n";
+                s << "    for (int d = 0; d < " << b.dimensions << "; d++) " << f << "_region(d, instances, &min[d], &extent[d]);\n";
+                s << "    return pulse_make_dense_buffer((void *)data, " << b.dimensions << ", min, extent);\n}\n\n";
+            }
+        }
         s << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif\n";
         return s.str();
     }
@@ -246,6 +259,18 @@ public:
             s << "            elements *= " << n << ".extent[d];\n        }\n";
             s << "        if (elements > 0 && " << n << ".data == nullptr) return " << refuse << "(cudaErrorInvalidValue, \"" << what
               << ": no data (a null pointer) for its elements\");\n    }\n";
+        }
+        // An output in the memory of another buffer: the kernel would read what it writes.
+        for (size_t i = 0; i < kernel.buffers.size(); i++) {
+            for (size_t j = i + 1; j < kernel.buffers.size(); j++) {
+                const kir::BufferArg &a = kernel.buffers[i], &b = kernel.buffers[j];
+                if (!a.is_output && !b.is_output) continue;
+                const kir::BufferArg &out = b.is_output ? b : a, &other = b.is_output ? a : b;
+                s << "    if (pulse_buffers_overlap(&" << out.name << ", sizeof(" << c_type(out.type) << "), &" << other.name << ", sizeof("
+                  << c_type(other.type) << "))) return " << refuse << "(cudaErrorInvalidValue, \"output " << out.name << ": its memory overlaps "
+                  << (other.is_output ? "output " : "input ") << other.name << "'s; the kernel reads and writes them at once, so give each "
+                  << "output memory of its own\");\n";
+            }
         }
         s << "#endif\n";
         if (constant) {
@@ -437,10 +462,7 @@ public:
         for (const kir::BufferArg &b : kernel.buffers) {
             if (!b.is_output) continue;
             const std::string &m = b.name;
-            s << "            pulse_buffer " << m << "_out = {};\n            " << m << "_out.data = " << m << "_calls[c].data();\n            " << m
-              << "_out.dimensions = " << b.dimensions << ";\n";
-            s << "            for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << m << "_extent[d], d++) " << m
-              << "_out.min[d] = " << m << "_min[d], " << m << "_out.extent[d] = " << m << "_extent[d], " << m << "_out.stride[d] = stride;\n";
+            s << "            const pulse_buffer " << m << "_out = " << n << "_" << m << "_buffer(" << m << "_calls[c].data(), instances);\n";
             first_args.push_back(m + "_out");
             second_args.push_back(m + "_out");
         }
@@ -503,11 +525,7 @@ public:
                 s << "    DeviceBuffer<" << T << "> " << b.name << "_device(" << b.name << "_count);\n";
                 s << "    PULSE_CUDA_CHECK(cudaMemcpy(" << b.name << "_device.data(), " << b.name << "_host.data(), " << b.name
                   << "_count * sizeof(" << T << "), cudaMemcpyHostToDevice));\n";
-                s << "    pulse_buffer " << b.name << " = {};\n    " << b.name << ".data = " << b.name << "_device.data();\n    "
-                  << b.name << ".dimensions = " << b.dimensions << ";\n";
-                s << "    for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) {\n"
-                  << "        " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".extent[d] = " << b.name
-                  << "_extent[d], " << b.name << ".stride[d] = stride;\n    }\n";
+                s << "    const pulse_buffer " << b.name << " = " << n << "_" << b.name << "_buffer(" << b.name << "_device.data(), instances);\n";
             } else {
                 s << "    DeviceBuffer<" << T << "> " << b.name << "_device(" << b.name << "_count);\n";
             }
@@ -522,11 +540,9 @@ public:
             if (!b.is_output) continue;
             const std::string T = c_type(b.type);
             s << "        PULSE_CUDA_CHECK(cudaMemset(" << b.name << "_device.data(), 0xff, " << b.name << "_count * sizeof(" << T << ")));\n";
-            s << "        pulse_buffer " << b.name << " = {};\n        " << b.name << ".data = " << b.name << "_device.data();\n        "
-              << b.name << ".dimensions = " << b.dimensions << ";\n";
-            s << "        for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) {\n"
-              << "            " << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".stride[d] = stride;\n            " << b.name
-              << ".extent[d] = " << b.name << "_extent[d] - (crop && " << b.name << "_extent[d] > 1 ? 1 : 0);\n        }\n";
+            s << "        pulse_buffer " << b.name << " = " << n << "_" << b.name << "_buffer(" << b.name << "_device.data(), instances);\n";
+            s << "        for (int d = 0; d < " << b.dimensions << "; d++) " << b.name << ".extent[d] -= crop && " << b.name
+              << ".extent[d] > 1 ? 1 : 0;\n";
         }
         // The host function refuses a buffer of other dimensions than the kernel indexes
         // (unless its checks are compiled out).
@@ -548,7 +564,22 @@ public:
         s << "                if (std::strstr(" << n << "_last_refusal(), names[wrong]) == nullptr && failures++ < 10)\n"
           << "                    std::printf(\"" << n << ": the refusal of argument %d does not name it: %s\\n\", wrong, " << n
           << "_last_refusal());\n";
-        s << "            }\n        }\n#endif\n";
+        s << "            }\n";
+        // An output in an input's memory is refused, naming the overlap.
+        const kir::BufferArg *first_input = nullptr, *first_output = nullptr;
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (!b.is_output && !first_input) first_input = &b;
+            if (b.is_output && !first_output) first_output = &b;
+        }
+        if (first_input && first_output) {
+            s << "            pulse_buffer aliased = " << first_output->name << ";\n            aliased.data = " << first_input->name << ".data;\n";
+            s << "            if (" << n << "(";
+            for (const kir::BufferArg &b : kernel.buffers) s << (&b == first_output ? std::string("aliased") : b.name) << ", ";
+            s << "0) != cudaErrorInvalidValue || std::strstr(" << n << "_last_refusal(), \"overlaps\") == nullptr) {\n";
+            s << "                if (failures++ < 10) std::printf(\"" << n << ": output " << first_output->name << " in input " << first_input->name
+              << "'s memory was not refused as overlapping: %s\\n\", " << n << "_last_refusal());\n            }\n";
+        }
+        s << "        }\n#endif\n";
         s << "        PULSE_CUDA_CHECK(" << n << "(";
         first = true;
         for (const kir::BufferArg &b : kernel.buffers) s << (first ? "" : ", ") << b.name, first = false;
@@ -587,11 +618,7 @@ public:
         s << "    if (bench && !failures) {\n";
         for (const kir::BufferArg &b : kernel.buffers) {
             if (!b.is_output) continue;
-            s << "        pulse_buffer " << b.name << " = {};\n        " << b.name << ".data = " << b.name << "_device.data();\n        "
-              << b.name << ".dimensions = " << b.dimensions << ";\n";
-            s << "        for (int d = 0, stride = 1; d < " << b.dimensions << "; stride *= (int)" << b.name << "_extent[d], d++) "
-              << b.name << ".min[d] = " << b.name << "_min[d], " << b.name << ".extent[d] = " << b.name << "_extent[d], " << b.name
-              << ".stride[d] = stride;\n";
+            s << "        const pulse_buffer " << b.name << " = " << n << "_" << b.name << "_buffer(" << b.name << "_device.data(), instances);\n";
         }
         s << "        cudaEvent_t start, stop;\n        cudaEventCreate(&start);\n        cudaEventCreate(&stop);\n";
         s << "        std::vector<float> ms;\n        for (int r = 0; r < 25; r++) {\n            cudaEventRecord(start);\n";

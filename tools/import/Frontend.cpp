@@ -691,19 +691,25 @@ void Builder::function(const FunctionDecl *f) {
     if (prog.stmts.empty()) reject(f->getLocation(), "the function assigns nothing");
     // Two pointer parameters may point at the same memory, and then C reads
     // what the function writes, which the spec (inputs apart from outputs)
-    // cannot express. A written array must therefore be restrict whenever the
-    // function reads another array of its element type.
+    // cannot express. Without restrict, the import assumes, as polyhedral
+    // importers such as pet do, that distinct arrays do not overlap: it says
+    // so in a warning and in the spec, and the generated host functions refuse
+    // overlapping buffers at run time.
     for (const ParmVarDecl *p : f->parameters()) {
         if (!arrays.count(p) || !prog.arrays.at(arrays.at(p)).written || p->getType().isRestrictQualified()) continue;
         const Array &out = prog.arrays.at(arrays.at(p));
+        std::vector<std::string> others;
         for (const auto &other : prog.arrays) {
-            if (other.first != out.name && other.second.read && other.second.type == out.type) {
-                reject(p->getSourceRange(), "output array '" + out.name + "' may alias the input '" + other.first +
-                                            "': the spec keeps inputs and outputs apart; declare the output restrict (" +
-                                            c_type(out.type) + " *restrict " + out.name + ", or " + c_type(out.type) + " " +
-                                            out.name + "[restrict ...][...])");
-            }
+            if (other.first != out.name && other.second.read && other.second.type == out.type) others.push_back(other.first);
         }
+        if (others.empty()) continue;
+        prog.assumed_apart[out.name] = others;
+        std::string list;
+        for (size_t k = 0; k < others.size(); k++) list += (k ? (k + 1 == others.size() ? " or '" : ", '") : "'") + others[k] + "'";
+        diag.warning(p->getSourceRange(), "output array '" + out.name + "' is not restrict: assumed not to overlap " + list +
+                                              " (the spec keeps inputs and outputs apart; the generated host functions refuse "
+                                              "overlapping buffers); declare it restrict (" + c_type(out.type) + " *restrict " +
+                                              out.name + ") to state it in C");
     }
 }
 

@@ -121,6 +121,9 @@ struct Program {
     std::vector<Stmt> stmts;
     std::vector<Read> reads;
     clang::SourceLocation function_loc;
+    /// Written arrays not declared restrict, each with the arrays of its element
+    /// type it is assumed not to overlap (C would allow it; the spec keeps them apart).
+    std::map<std::string, std::vector<std::string>> assumed_apart;
 };
 
 /// Reports an error (or a note after one) at a source location in clang's style.
@@ -129,6 +132,7 @@ public:
     virtual ~Diagnostics() = default;
     virtual void error(clang::SourceRange where, const std::string &message) = 0;
     virtual void note(clang::SourceRange where, const std::string &message) = 0;
+    virtual void warning(clang::SourceRange where, const std::string &message) = 0;
     [[noreturn]] void reject(clang::SourceRange where, const std::string &message) {
         error(where, message);
         throw Rejected{};

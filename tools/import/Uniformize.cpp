@@ -714,6 +714,11 @@ std::string Uniformizer::spec_text() {
         input_names.push_back(p.name);
     }
     if (!inputs.empty()) os << "    Input " << join(inputs, ", ") << ";\n";
+    for (const auto &apart : prog.assumed_apart) {
+        os << "    // Assumed: " << apart.first << " does not overlap " << join(apart.second, " or ") << " (C allows it: "
+           << apart.first << " is not restrict).\n"
+           << "    // The spec keeps inputs and outputs apart; the generated host functions refuse overlapping buffers.\n";
+    }
     std::vector<std::string> funcs, merged;
     std::string first_output;
     const std::string args = join(loops_inner_first, ", ");

@@ -54,6 +54,9 @@ public:
     void note(clang::SourceRange where, const std::string &message) override {
         report(clang::DiagnosticsEngine::Note, where, message);
     }
+    void warning(clang::SourceRange where, const std::string &message) override {
+        report(clang::DiagnosticsEngine::Warning, where, message);
+    }
 
 private:
     llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> opts;
