@@ -2,6 +2,12 @@
 // random inputs, at several sizes (odd ones included).
 #include "TestUtil.h"
 
+#include "codegen/CodeGenReference.h"
+#include "exec/KernelExecutor.h"
+#include "exec/Simulator.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+
 using namespace pulse;
 using pulse::test::at;
 using pulse::test::close;
@@ -111,4 +117,71 @@ TEST_CASE("input regions are inferred from the accesses over the domain", "[exam
     REQUIRE(regions.at("x")[0].min == 0);
     REQUIRE(regions.at("x")[0].max == 3 * 10 - 1 + 3);  // last output n = 29 reads up to 29 + Q - 1
     REQUIRE(regions.at("w")[0].extent() == 4);
+}
+
+namespace {
+
+/// The textbook LCS over (j, i) in [0, M] x [0, N], batched over `n` (a loop
+/// outside the array, extent B), with reads under selects of every kind: the
+/// data-dependent arm reads a(i - 1) and b(j - 1) only where i, j >= 1; c(n - 1)
+/// only at n >= 1 and e(n) only at n < 2 (n's extent is a run-time size, so
+/// only its first iterations may be excluded); g(i - 1) under a condition that
+/// is not affine (it excludes nothing).
+ir::UreProgram guarded_lcs(int N, int M, int B) {
+    Var i("i"), j("j"), n("n"), s("s"), t("t");
+    Input a(Int(32), 2, "a"), b(Int(32), 2, "b"), c(Int(32), 1, "c"), e(Int(32), 1, "e"), g(Int(32), 1, "g");
+    Func L(Int(32), {j, i, n}, Place::Device, "L"), Out(Place::Device, "Out");
+    Expr extra = select(n >= 1, c(n - 1), 0) + select(n < 2, e(n), 0) + select(a(0, n) > 0, g(i - 1), 0);
+    L(j, i, n) = select(i == 0 || j == 0, extra,
+                        select(a(i - 1, n) == b(j - 1, n), L(j - 1, i - 1, n) + 1, max(L(j, i - 1, n), L(j - 1, i, n))));
+    Out(j, i, n) = L(j, i, n);
+    L.merge_ures(Out).set_bounds(j, 0, M + 1, i, 0, N + 1, n, 0, B);
+    L.space_time_transform({j, i}, {s, t}, {0, 1, /**/ 1, 1});
+    return Out.lower();
+}
+
+}  // namespace
+
+TEST_CASE("input regions cover what the selects let a read evaluate, not the whole box", "[examples]") {
+    ir::UreProgram p = guarded_lcs(7, 5, 4);
+    auto regions = infer_input_regions(p);
+    // a(i - 1, n) under !(i == 0 || j == 0): i from 1, so a from 0.
+    REQUIRE(regions.at("a")[0].min == 0);
+    REQUIRE(regions.at("a")[0].max == 6);
+    REQUIRE(regions.at("b")[0].min == 0);
+    REQUIRE(regions.at("b")[0].max == 4);
+    REQUIRE(regions.at("b")[1].max == 3);
+    // c(n - 1) at n >= 1 only; e(n) at n < 2, but n's extent is a run-time
+    // size: its last iterations are never excluded.
+    REQUIRE(regions.at("c")[0].min == 0);
+    REQUIRE(regions.at("c")[0].max == 2);
+    REQUIRE(regions.at("e")[0].min == 0);
+    REQUIRE(regions.at("e")[0].max == 3);
+    // g(i - 1) under a data-dependent condition: every i, so g from -1.
+    REQUIRE(regions.at("g")[0].min == -1);
+    // The layout functions of every emitted file say the same, at any number of instances.
+    const std::string layout = emit_layout_functions(p, "lcs", {"a", "b", "c", "e", "g"}, "static inline");
+    for (const LayoutBuffer &buffer : layout_buffers(p, {"a", "b", "c", "e", "g"})) {
+        if (buffer.is_output) continue;
+        for (size_t d = 0; d < buffer.dims.size(); d++) {
+            auto range = buffer.range(p, d, 4);
+            REQUIRE(range.first == regions.at(buffer.name)[d].min);
+            REQUIRE(range.second == regions.at(buffer.name)[d].max);
+        }
+    }
+    REQUIRE(layout_buffers(p, {"a", "b", "c", "e", "g"})[3].range(p, 0, 40).second == 39);  // e: every instance
+    REQUIRE(layout_buffers(p, {"a", "b", "c", "e", "g"})[2].range(p, 0, 40) == std::pair<int64_t, int64_t>{0, 38});
+}
+
+TEST_CASE("the guarded LCS runs on inputs exactly as large as its regions, on every evaluator", "[examples]") {
+    ir::UreProgram p = guarded_lcs(6, 9, 3);
+    Buffers inputs = random_input_buffers(p, 5);
+    REQUIRE(inputs.at("a").dim(0).min() == 0);
+    REQUIRE(inputs.at("a").dim(0).extent() == 6);
+    const Buffers reference = ir::realize(p, inputs);
+    sys::SystolicProgram systolic = compile_to_systolic(p);
+    REQUIRE(compare_outputs(reference, simulate(systolic, inputs), 0.0) == "");
+    kir::Kernel kernel = lower_to_kernel(systolic, "guarded_lcs", {"a", "b", "c", "e", "g"});
+    optimize_kernel(kernel);
+    REQUIRE(execute_against_reference(kernel, p, 5) == "");
 }

@@ -24,20 +24,22 @@ int instances_loop(const ir::UreProgram &p) {
 
 namespace {
 
-/// "min + k" for the run-time loop's upper bound, a constant otherwise.
-std::string loop_max_text(const std::vector<ir::Loop> &loops, int loop, int runtime_loop) {
-    if (loop == runtime_loop) return "(" + std::to_string(loops[loop].min) + " + instances - 1)";
-    return std::to_string(loops[loop].max());
-}
-
-/// C text for the min (or max) of an affine form over the box of `loops`, with the run-time loop's extent.
-std::string bound_text(const std::vector<ir::Loop> &loops, const AffineForm &f, int runtime_loop, bool want_max) {
+/// C text for the min (or max) of an affine form over the box of `loops`
+/// less the excluded iterations, with the run-time loop's extent
+/// `instances` (of which only first iterations are excluded).
+std::string bound_text(const std::vector<ir::Loop> &loops, const LayoutBuffer::Reach &reach, int runtime_loop, bool want_max) {
+    const AffineForm &f = reach.form;
     std::string s = std::to_string(f.constant) + "ll";
     for (size_t i = 0; i < f.coefficient.size(); i++) {
         int64_t k = f.coefficient[i];
         if (k == 0) continue;
-        bool use_max = (k > 0) == want_max;
-        std::string v = use_max ? loop_max_text(loops, (int)i, runtime_loop) : std::to_string(loops[i].min) + "ll";
+        const std::pair<int64_t, int64_t> cut = i < reach.excluded.size() ? reach.excluded[i] : std::pair<int64_t, int64_t>{0, 0};
+        const int64_t first = loops[i].min + cut.first;
+        std::string v = std::to_string(first) + "ll";
+        if ((k > 0) == want_max) {
+            v = (int)i == runtime_loop ? "(" + std::to_string(loops[i].min) + "ll + instances - 1)"
+                                       : std::to_string(loops[i].max() - cut.second) + "ll";
+        }
         s += " + (" + std::to_string(k) + "ll) * " + v;
     }
     return s;
@@ -65,12 +67,12 @@ std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &p, const std::vec
         const ir::InputDecl &decl = p.input(in);
         LayoutBuffer b{decl.name, decl.type, false, {}};
         for (int d = 0; d < decl.dimensions; d++) {
-            std::vector<AffineForm> forms;
+            std::vector<LayoutBuffer::Reach> forms;
             for (const ir::InputAccess &a : p.input_accesses) {
                 if (a.input != decl.name) continue;
                 auto form = to_affine(a.index[d], p.loops);
                 if (!form) compile_error("input ", decl.name, " is read at a non-affine index ", ir::to_source(a.index[d]));
-                forms.push_back(*form);
+                forms.push_back({*form, a.excluded});
             }
             b.dims.push_back(forms);
         }
@@ -81,7 +83,7 @@ std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &p, const std::vec
         for (const Expr &e : u->output_index()) {
             auto form = to_affine(e, p.loops);
             if (!form) compile_error("output ", u->name, " is written at a non-affine index ", ir::to_source(e));
-            b.dims.push_back({*form});
+            b.dims.push_back({LayoutBuffer::Reach{*form, {}}});
         }
         buffers.push_back(b);
     }
@@ -94,8 +96,10 @@ std::pair<int64_t, int64_t> LayoutBuffer::range(const ir::UreProgram &p, size_t 
     if (runtime_loop >= 0) loops[runtime_loop].extent = instances;
     int64_t lo = 0, hi = -1;
     bool first = true;
-    for (const AffineForm &f : dims[dim]) {
-        auto [l, h] = f.range(loops);
+    for (const Reach &r : dims[dim]) {
+        ir::InputAccess evaluated;
+        evaluated.excluded = r.excluded;
+        auto [l, h] = r.form.range(evaluated.reach(loops));
         lo = first ? l : std::min(lo, l);
         hi = first ? h : std::max(hi, h);
         first = false;
@@ -157,8 +161,8 @@ std::string emit_layout_functions(const ir::UreProgram &p, const std::string &na
         for (size_t d = 0; d < b.dims.size(); d++) {
             out << "    if (dim == " << d << ") {\n";
             bool first = true;
-            for (const AffineForm &form : b.dims[d]) {
-                std::string lo_text = bound_text(loops, form, runtime_loop, false), hi_text = bound_text(loops, form, runtime_loop, true);
+            for (const LayoutBuffer::Reach &reach : b.dims[d]) {
+                std::string lo_text = bound_text(loops, reach, runtime_loop, false), hi_text = bound_text(loops, reach, runtime_loop, true);
                 if (first) {
                     out << "        lo = " << lo_text << ";\n        hi = " << hi_text << ";\n";
                 } else {

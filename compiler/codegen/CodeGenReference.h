@@ -40,7 +40,13 @@ struct LayoutBuffer {
     std::string name;
     Halide::Type type;
     bool is_output;
-    std::vector<std::vector<AffineForm>> dims;  ///< per dimension: the reads (or the write) that span it
+    /// An index and the iterations of each loop it is not evaluated at
+    /// (InputAccess::excluded; none for an output's write).
+    struct Reach {
+        AffineForm form;
+        std::vector<std::pair<int64_t, int64_t>> excluded;
+    };
+    std::vector<std::vector<Reach>> dims;  ///< per dimension: the reads (or the write) that span it
     std::vector<ir::Loop> loops;                ///< the loops the write spans (an output; UreProgram::output_loops)
     /// [min, max] of dimension `dim` with `instances` array instances.
     std::pair<int64_t, int64_t> range(const ir::UreProgram &program, size_t dim, int64_t instances) const;

@@ -19,7 +19,7 @@ std::map<std::string, std::vector<IndexRange>> infer_input_regions(const ir::Ure
         for (size_t d = 0; d < a.index.size(); d++) {
             auto form = to_affine(a.index[d], p.loops);
             if (!form) compile_error("input ", a.input, " is read at a non-affine index ", ir::to_source(a.index[d]));
-            auto range = form->range(p.loops);
+            auto range = form->range(a.reach(p.loops));
             r[d].min = std::min(r[d].min, range.first);
             r[d].max = std::max(r[d].max, range.second);
         }

@@ -14,7 +14,8 @@ struct IndexRange {
 };
 
 /// For each input, per dimension, the range of indices its affine reads take
-/// over the box of the loop bounds (a read under a select counts everywhere).
+/// over the box each read is evaluated in (InputAccess::reach: the loop bounds
+/// less the iterations its selects exclude).
 std::map<std::string, std::vector<IndexRange>> infer_input_regions(const ir::UreProgram &program);
 
 /// Most points of a loop nest the CPU tools (interpreter, simulator, kernel

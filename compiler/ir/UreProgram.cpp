@@ -104,6 +104,16 @@ std::string to_source(const Expr &e) {
     return out.str();
 }
 
+std::vector<Loop> InputAccess::reach(const std::vector<Loop> &loops) const {
+    std::vector<Loop> box = loops;
+    for (size_t i = 0; i < box.size() && i < excluded.size(); i++) {
+        const int64_t cut = std::min(excluded[i].first + excluded[i].second, box[i].extent);
+        box[i].min += std::min(excluded[i].first, box[i].extent);
+        box[i].extent -= cut;
+    }
+    return box;
+}
+
 const Loop &UreProgram::loop(const std::string &var) const {
     int i = loop_index(var);
     if (i < 0) compile_error("'", var, "' is not a loop of the nest of ", name);

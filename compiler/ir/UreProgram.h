@@ -71,6 +71,15 @@ struct InputAccess {
     std::string input;
     std::vector<Halide::Expr> index;     ///< affine in the loop variables
     Halide::Expr condition;              ///< where the read is evaluated
+    /// Per loop (in `loops` order): how many of its first and of its last
+    /// iterations `condition` excludes wherever the other loops are
+    /// (bound_input_reads proves it; all zero before, or where it cannot tell).
+    /// Only the first iterations of a loop outside the array: its extent is
+    /// a run-time size.
+    std::vector<std::pair<int64_t, int64_t>> excluded;
+    /// `loops` less the excluded iterations: the box the read is evaluated in
+    /// (`loops` as the program's, or with an extent changed at run time).
+    std::vector<Loop> reach(const std::vector<Loop> &loops) const;
 };
 
 /// `F.tile(var, outer, inner, factor)`: var = outer * factor + inner.

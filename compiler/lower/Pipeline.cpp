@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "analysis/AnalyzeDependences.h"
+#include "analysis/BoundInputReads.h"
 #include "analysis/CheckSchedule.h"
 #include "analysis/CheckWellDefined.h"
 #include "ir/ExactSimplify.h"
@@ -82,6 +83,7 @@ void print_kernel_after(const PassTrace &trace, const char *pass, const kir::Ker
 
 void run_front_passes(ir::UreProgram &program) {
     analyze_dependences(program);
+    bound_input_reads(program);
     compute_reference_order(program);
     check_schedule(program);
 }

@@ -52,7 +52,8 @@ struct PassTrace {
     std::string print_after;         ///< a pass of the lists above (from lower_to_systolic on), or "all"
 };
 
-/// The front passes.
+/// The front passes: analyze_dependences, bound_input_reads,
+/// compute_reference_order, check_schedule.
 void run_front_passes(ir::UreProgram &program);
 
 /// check_well_defined, validate_transform and lower_to_systolic. Throws

@@ -101,8 +101,11 @@ void specialize_interior(kir::Kernel &kernel) {
         // runs only where `active` may hold, which narrows the lane range.
         class Guards : public IRVisitor {
         public:
-            explicit Guards(const Scope<Interval> &v) : varying(v) {}
+            Guards(const Scope<Interval> &v, const kir::Kernel &k) : varying(v), kernel(k) {}
             const Scope<Interval> &varying;
+            const kir::Kernel &kernel;
+            /// Accesses that keep their guards in the fast copy.
+            std::set<Expr, IRDeepCompare> kept_guarded;
             /// Loops of constant bounds inside the instance (a rolled time loop): a
             /// guard must hold on every iteration.
             std::vector<std::pair<std::string, Interval>> loops;
@@ -167,9 +170,27 @@ void specialize_interior(kir::Kernel &kernel) {
                         // The guard is the access's bounds check: widen the box of
                         // coordinates the buffer is accessed at by this access's range.
                         kir::Access a = kir::access_of(op);
+                        std::vector<Interval> ranges;
+                        for (const Expr &c : a.coords) ranges.push_back(bounds_of_expr_in_scope(c, narrowed));
+                        // A read that reaches, at generation-time coordinates, past
+                        // what the domain reads (an idle lane's hoisted load, a read
+                        // a select discards) reaches past a buffer sized as the
+                        // header says: it keeps its guard in the fast copy too,
+                        // and the test leaves it out, so the fast copy still runs.
+                        const kir::BufferArg &buffer = kernel.buffer(a.buffer);
+                        bool past_domain = false;
+                        for (size_t d = 0; d < ranges.size() && d < buffer.domain_reads.size(); d++) {
+                            const Expr lo = simplify_exact(ranges[d].min), hi = simplify_exact(ranges[d].max);
+                            const int64_t *l = as_const_int(lo), *h = as_const_int(hi);
+                            past_domain |= l && h && (*l < buffer.domain_reads[d].first || *h > buffer.domain_reads[d].second);
+                        }
+                        if (past_domain) {
+                            kept_guarded.insert(Expr(op));
+                            return IRVisitor::visit(op);
+                        }
                         std::vector<Interval> &box = boxes[a.buffer];
-                        for (size_t d = 0; d < a.coords.size(); d++) {
-                            Interval range_d = bounds_of_expr_in_scope(a.coords[d], narrowed);
+                        for (size_t d = 0; d < ranges.size(); d++) {
+                            const Interval &range_d = ranges[d];
                             if (!range_d.is_bounded()) unbounded = true;
                             if (box.size() <= d) box.push_back(range_d);
                             else box[d] = Interval::make_union(box[d], range_d);
@@ -178,7 +199,7 @@ void specialize_interior(kir::Kernel &kernel) {
                 }
                 IRVisitor::visit(op);
             }
-        } guards(varying);
+        } guards(varying, kernel);
         body.accept(&guards);
         if (guards.unbounded) return body;
         // Selects whose condition holds on the whole instance when a bound
@@ -319,10 +340,11 @@ void specialize_interior(kir::Kernel &kernel) {
         if (expr_uses_vars(interior, bound.names)) return body;
         Stmt fast = kir::replace_calls(body, [&](const Call *op) -> Expr {
             if (op->name != kir::intrinsic::load && op->name != kir::intrinsic::store) return Expr();
+            if (guards.kept_guarded.count(Expr(op))) return Expr();
             std::vector<Expr> args = op->args;
             args[1] = const_true();
             for (size_t i = 2; i < args.size(); i++) args[i] = kir::replace_calls(args[i], [&](const Call *inner) -> Expr {
-                if (inner->name != kir::intrinsic::load) return Expr();
+                if (inner->name != kir::intrinsic::load || guards.kept_guarded.count(Expr(inner))) return Expr();
                 std::vector<Expr> a = inner->args;
                 a[1] = const_true();
                 return Call::make(inner->type, inner->name, a, inner->call_type);

@@ -316,3 +316,39 @@ TEST_CASE("specialize_interior lifts a lower bound of the grid point into the in
         CHECK(interior_taken(after, buffers, (int)c.interior.size()) == c.interior);
     }
 }
+
+TEST_CASE("specialize_interior keeps the guard of a read past what the domain reads, and leaves it out of the test",
+          "[passes][specialize_interior]") {
+    // A 9-PE dynamic program on one warp: every lane loads a[lane - 1]
+    // (hoisted; lane 0 and the idle lanes 10..31 discard it), while the
+    // domain reads a[0, 8] only. Lanes 0..8 store Out[b*9 + lane]. A test
+    // demanding a[-1, 30] would never hold on an `a` sized as the header says
+    // ([0, 8]); instead the load keeps its guard in the fast copy and the
+    // test is Out's box alone.
+    kir::BufferArg a = test::buffer_arg("a", Int(32), 1, false);
+    a.domain_reads = {{0, 8}};
+    const kir::BufferArg out = test::buffer_arg("Out", Int(32), 1, true);
+    Expr i = var("b") * 9 + test::lane();
+    Expr load = kir::load(Int(32), "a", kir::in_bounds(a, {test::lane() - 1}), {test::lane() - 1});
+    Stmt store = IfThenElse::make(var("active", Bool()), kir::store("Out", kir::in_bounds(out, {i}), var("a.reg0") + 1, {i}));
+    Stmt instance = LetStmt::make("a.reg0", load, LetStmt::make("active", test::lane() <= 8, store));
+    const kir::Kernel before = make_kernel("dp", {a, out}, 9, instance);
+
+    kir::Kernel after = before;
+    specialize_interior(after);
+
+    Expr b9 = var("b") * 9;
+    Stmt fast = LetStmt::make("a.reg0", load,
+                              LetStmt::make("active", test::lane() <= 8,
+                                            IfThenElse::make(var("active", Bool()),
+                                                             kir::store("Out", const_true(), var("a.reg0") + 1, {i}))));
+    Expr interior = simplify_exact(box_inside(out, {b9}, {b9 + 8}));
+    REQUIRE_SAME_IR(after.body, instance_in_grid(IfThenElse::make(interior, fast, instance)));
+    // a exactly as the domain reads it: the fast copy runs where Out's box fits.
+    for (int n : {18, 20, 7}) {
+        INFO("Out " << n);
+        Buffers buffers = test::make_buffers(before, {{"a", {9}}, {"Out", {n}}}, 3 + n);
+        REQUIRE(test::same_outputs(before, after, buffers) == "");
+        CHECK(interior_taken(after, buffers, 2)[0] == (n >= 9));
+    }
+}
