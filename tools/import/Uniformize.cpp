@@ -81,6 +81,11 @@ private:
     std::vector<std::string> output_of;  ///< per statement: the output array whose final values it gives
     std::vector<std::vector<Poly>> distances;  ///< of every uniform dependence between Funcs
     std::set<std::string> names;
+    /// 1 when the outermost loop is a batch (array instances, its extent taken
+    /// from the outputs at run time) and the transform maps the loops inside it;
+    /// 0 when it maps every loop.
+    int first_mapped = 0;
+    void choose_batch();
 
     static std::vector<std::string> prefixed(const std::vector<std::string> &v, const std::string &p) {
         std::vector<std::string> r;
@@ -533,9 +538,31 @@ void Uniformizer::find_outputs() {
     }
 }
 
+// The outermost loop becomes a batch when it carries no dependence and every
+// output is indexed by it: each of its iterations is an array instance, and
+// the kernel takes its extent from the outputs at run time, so that size is
+// not fixed when the spec is generated (nor bounded by the PEs of a warp).
+void Uniformizer::choose_batch() {
+    first_mapped = 0;
+    if (n < 2) return;
+    for (const auto &d : distances) {
+        if (!(d[0] == Poly::constant(0))) return;
+    }
+    bool any_output = false;
+    for (size_t s = 0; s < prog.stmts.size(); s++) {
+        if (output_of[s].empty()) continue;
+        any_output = true;
+        bool indexed = false;
+        for (const Poly &index : prog.stmts[s].index) indexed |= index.mentions(prog.loops[0].var);
+        if (!indexed) return;
+    }
+    if (any_output) first_mapped = 1;
+}
+
 std::string Uniformizer::transform(const std::string &space_name, const std::string &time_name, std::string *rule) {
-    // Every candidate projects the whole nest onto (space, time); the one with
-    // the fewest time steps among those that pass both conditions wins.
+    // Every candidate projects the mapped loops (all, or all but the batch)
+    // onto (space, time); the one with the fewest time steps among those that
+    // pass both conditions wins.
     std::vector<int64_t> extent;
     std::vector<Poly> extent_poly;
     for (const auto &l : prog.loops) {
@@ -548,22 +575,29 @@ std::string Uniformizer::transform(const std::string &space_name, const std::str
         std::string why;
     };
     std::vector<Candidate> candidates;
-    auto linear = [&](int space, bool include_space) {
+    const int first = first_mapped;
+    // The other mapped loops linearized, innermost fastest; the space loop
+    // weighted `space_weight` (or in the linear order too).
+    auto linear = [&](int space, bool include_space, int64_t space_weight) {
         std::vector<Poly> t(n, Poly::constant(0));
         Poly w = Poly::constant(1);
-        for (int k = n - 1; k >= 0; k--) {
+        for (int k = n - 1; k >= first; k--) {
             if (k == space && !include_space) continue;
             t[k] = w;
             w = w * extent_poly[k];
         }
-        if (!include_space) t[space] = Poly::constant(1);
+        if (!include_space) t[space] = Poly::constant(space_weight);
         return t;
     };
-    for (int p = 0; p < n; p++) {
-        candidates.push_back({p, std::vector<Poly>(n, Poly::constant(1)), "wavefront"});
-        candidates.push_back({p, linear(p, false), "row-major"});
+    for (int p = first; p < n; p++) {
+        std::vector<Poly> wavefront(n, Poly::constant(0));
+        for (int k = first; k < n; k++) wavefront[k] = Poly::constant(1);
+        candidates.push_back({p, wavefront, "wavefront"});
+        candidates.push_back({p, linear(p, false, 1), "row-major"});
+        // A space loop that carries no dependence needs no skew: all its PEs at once.
+        if (n - first > 1) candidates.push_back({p, linear(p, false, 0), "the space loop carries no dependence, no skew"});
     }
-    candidates.push_back({0, linear(0, true), "sequential"});
+    candidates.push_back({first, linear(first, true, 1), "sequential"});
     int best = -1;
     int64_t best_steps = 0;
     for (size_t c = 0; c < candidates.size(); c++) {
@@ -583,27 +617,27 @@ std::string Uniformizer::transform(const std::string &space_name, const std::str
         if (!ok) continue;
         std::vector<std::string> x, cons;
         std::string time;
-        for (int k = 0; k < n; k++) {
+        for (int k = first; k < n; k++) {
             x.push_back("x" + std::to_string(k));
             const int64_t lo = prog.loops[k].lower.evaluate(defaults);
             cons.push_back(std::to_string(lo) + " <= x" + std::to_string(k) + " < " + std::to_string(lo + extent[k]));
-            time += (k ? " + " : "") + std::to_string(t[k]) + "x" + std::to_string(k);
+            time += (k > first ? " + " : "") + std::to_string(t[k]) + "x" + std::to_string(k);
         }
         isl::map m(ctx, "{ [" + join(x, ", ") + "] -> [x" + std::to_string(candidates[c].space) + ", " + time + "] : " +
                             join(cons, " and ") + " }");
         if (!m.is_injective()) continue;
         int64_t steps = 1;
-        for (int k = 0; k < n; k++) steps += std::llabs(t[k]) * (extent[k] - 1);
+        for (int k = first; k < n; k++) steps += std::llabs(t[k]) * (extent[k] - 1);
         if (best < 0 || steps < best_steps) best = (int)c, best_steps = steps;
     }
     if (best < 0) return "";  // unreachable: the sequential candidate is always valid
     const Candidate &c = candidates[best];
     std::vector<std::string> space_row, time_row, time_terms;
-    for (int k = n - 1; k >= 0; k--) {
+    for (int k = n - 1; k >= first; k--) {
         space_row.push_back(k == c.space ? "1" : "0");
         time_row.push_back(c.time[k].str());
     }
-    for (int k = 0; k < n; k++) {
+    for (int k = first; k < n; k++) {
         if (c.time[k] == Poly::constant(0)) continue;
         time_terms.push_back(c.time[k] == Poly::constant(1) ? vars[k] : (c.time[k].terms.size() == 1 ? c.time[k].str() : "(" + c.time[k].str() + ")") + " * " + vars[k]);
     }
@@ -698,7 +732,28 @@ std::string Uniformizer::spec_text() {
        << "// reads from an earlier assignment is a call at a constant distance (docs/import.md).\n"
        << "#include \"pulse/pulse.h\"\n\nusing namespace pulse;\n\nnamespace {\n\n"
        << "Spec build_" << spec << "(const Params &params) {\n";
-    for (const auto &p : prog.int_params) os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ");\n";
+    // Each parameter's range: from the least value at which every loop runs
+    // and every declared extent is positive, to max_size.
+    constexpr int64_t max_size = int64_t(1) << 24;
+    std::vector<std::string> positive;
+    for (const auto &l : prog.loops) positive.push_back(isl(l.upper) + " > " + isl(l.lower));
+    for (const auto &a : prog.arrays) {
+        for (const Poly &e : a.second.inner_extents) {
+            if (e.degree() <= 1) positive.push_back(isl(e) + " >= 1");
+        }
+    }
+    isl::set sizes(ctx, "{ [" + join(prefixed(prog.int_params, "p_"), ", ") + "] : " + (positive.empty() ? "true" : join(positive, " and ")) + " }");
+    if (!prog.int_params.empty()) {
+        os << "    // Sizes: each from the least value at which every loop runs at least once (and every\n"
+           << "    // declared extent is positive), up to 2^24; --param outside the range is refused.\n";
+    }
+    for (size_t k = 0; k < prog.int_params.size(); k++) {
+        const std::string &p = prog.int_params[k];
+        isl::val least = sizes.is_empty() ? isl::val(ctx, 0) : sizes.dim_min_val((int)k);
+        const int64_t lo = least.is_int() ? std::max<int64_t>(least.get_num_si(), INT32_MIN) : 0;
+        os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ", " << lo << ", "
+           << std::max(max_size, defaults.at(p)) << ");\n";
+    }
     std::vector<std::string> var_decls, loops_inner_first;
     for (const auto &v : vars) var_decls.push_back(v + "(\"" + v + "\")");
     for (int k = n - 1; k >= 0; k--) loops_inner_first.push_back(vars[k]);
@@ -780,11 +835,20 @@ std::string Uniformizer::spec_text() {
     os << "    " << merged[0] << (rest.empty() ? "" : ".merge_ures(" + join(rest, ", ") + ")") << ".set_bounds(" << join(bounds, ", ")
        << ");\n";
     std::string rule;
+    choose_batch();
     const std::string matrix = transform(space, time, &rule);
+    std::vector<std::string> mapped;
+    for (int k = n - 1; k >= first_mapped; k--) mapped.push_back(vars[k]);
+    if (first_mapped) {
+        os << "    // Loop " << vars[0] << " carries no dependence and indexes every output: a batch. Each of its\n"
+           << "    // iterations is an array instance, and a kernel takes its extent from the outputs\n"
+           << "    // at run time (" << vars[0] << " is left out of the transform).\n";
+    }
     os << "    // Space-time transform: " << rule << ".\n"
-       << "    // pulse-import tried, for each loop as the space, the wavefront time (the sum of\n"
-       << "    // the loops) and a row-major time, and kept the valid one with the fewest steps.\n"
-       << "    " << merged[0] << ".space_time_transform({" << args << "}, {" << space << ", " << time << "}, " << matrix << ");\n"
+       << "    // pulse-import tried, for each " << (first_mapped ? "mapped " : "") << "loop as the space, the wavefront time (the sum of\n"
+       << "    // the loops), a row-major time and, for a loop that carries no dependence, no skew,\n"
+       << "    // and kept the valid one with the fewest steps.\n"
+       << "    " << merged[0] << ".space_time_transform({" << join(mapped, ", ") << "}, {" << space << ", " << time << "}, " << matrix << ");\n"
        << "    return Spec{" << first_output << ", {" << join(input_names, ", ") << "}};\n"
        << "}\n\n}  // namespace\n\n"
        << "PULSE_REGISTER_SPEC(\"" << spec << "\", \"imported from " << prog.file.substr(prog.file.find_last_of('/') + 1) << " ("
@@ -812,7 +876,28 @@ std::string Uniformizer::check_text() {
        << "    pulse::Buffers inputs = pulse::random_inputs(spec, seed);\n"
        << "    pulse::Buffers outputs = spec.output.realize(inputs);\n"
        ;
-    for (const auto &p : prog.int_params) os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ");\n";
+    // Each parameter's range: from the least value at which every loop runs
+    // and every declared extent is positive, to max_size.
+    constexpr int64_t max_size = int64_t(1) << 24;
+    std::vector<std::string> positive;
+    for (const auto &l : prog.loops) positive.push_back(isl(l.upper) + " > " + isl(l.lower));
+    for (const auto &a : prog.arrays) {
+        for (const Poly &e : a.second.inner_extents) {
+            if (e.degree() <= 1) positive.push_back(isl(e) + " >= 1");
+        }
+    }
+    isl::set sizes(ctx, "{ [" + join(prefixed(prog.int_params, "p_"), ", ") + "] : " + (positive.empty() ? "true" : join(positive, " and ")) + " }");
+    if (!prog.int_params.empty()) {
+        os << "    // Sizes: each from the least value at which every loop runs at least once (and every\n"
+           << "    // declared extent is positive), up to 2^24; --param outside the range is refused.\n";
+    }
+    for (size_t k = 0; k < prog.int_params.size(); k++) {
+        const std::string &p = prog.int_params[k];
+        isl::val least = sizes.is_empty() ? isl::val(ctx, 0) : sizes.dim_min_val((int)k);
+        const int64_t lo = least.is_int() ? std::max<int64_t>(least.get_num_si(), INT32_MIN) : 0;
+        os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ", " << lo << ", "
+           << std::max(max_size, defaults.at(p)) << ");\n";
+    }
     std::vector<std::string> call;
     for (const auto &p : prog.params) {
         if (!p.is_array) {
