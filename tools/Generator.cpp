@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -20,6 +21,37 @@
 namespace pulse {
 
 namespace {
+
+/// A Halide error raised while a spec's C++ ran (its expressions are Halide's),
+/// said in the spec's terms, with the fix where the error is a known one.
+std::string explain_halide_error(const std::string &spec, std::string what) {
+    if (what.rfind("Error: ", 0) == 0) what = what.substr(7);
+    while (!what.empty() && what.back() == '\n') what.pop_back();
+    if (what.find("select do not have a matching type") != std::string::npos) {
+        // Halide lists each branch as "  VALUE has type TYPE".
+        std::vector<std::string> types;
+        for (size_t at = what.find(" has type "); at != std::string::npos; at = what.find(" has type ", at + 1)) {
+            const size_t start = at + 10, end = what.find('\n', start);
+            types.push_back(what.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        }
+        const std::string both = types.size() == 2 ? " (" + types[0] + " and " + types[1] + ")" : "";
+        // Halide's name of a type (float32) as the spec writes it (Float(32)).
+        auto spelled = [](const std::string &t) {
+            for (const char *kind : {"float", "uint", "int"}) {
+                const std::string k = kind;
+                if (t.rfind(k, 0) == 0 && t.size() > k.size() && std::isdigit((unsigned char)t[k.size()])) {
+                    return std::string(1, (char)std::toupper(k[0])) + (k == "uint" ? "Int" : k.substr(1)) + "(" + t.substr(k.size()) + ")";
+                }
+            }
+            return t == "bool" ? std::string("Bool()") : t;
+        };
+        return "spec " + spec + ": a select of mismatched types" + both + ": cast one branch to the other's type (cast(" +
+               (types.size() == 2 ? spelled(types[0]) : std::string("Float(32)")) + ", value)), or write a constant in the branch's type " +
+               "(0.0f for float32). Halide: " + what;
+    }
+    return "spec " + spec + ": Halide refused an expression while the spec was built: " + what;
+}
+
 
 const char *usage_text =
     "usage: %s [-g SPEC] [--param NAME=VALUE]... ACTION...\n"
@@ -235,6 +267,8 @@ int generator_main(int argc, char **argv) {
             } catch (const CompileError &e) {
                 if (e.subject.rfind("--param ", 0) == 0) throw UsageError(e.what());  // a value outside its range
                 throw;
+            } catch (const Halide::CompileError &e) {
+                compile_error(explain_halide_error(spec_name, e.what()));
             }
         }();
         for (const std::string &u : params.unused()) {
