@@ -400,8 +400,8 @@ TEST_CASE("cuda: every access is guarded by its buffer's bounds or the warp's in
         for (const kir::BufferArg &b : g.kernel.buffers) {
             if (b.placement != kir::Placement::Constant) continue;
             CHECK_THAT(host_function(g.sources.kernel, name),
-                       Contains("if (region_min[d] < " + b.name + ".min[d] || region_min[d] + region_extent[d] > " + b.name +
-                                ".min[d] + " + b.name + ".extent[d]) return " + name + "_refuse(cudaErrorInvalidValue, \"input " + b.name + " does not cover the region the kernel copies to constant memory (see the header)\");"));
+                       Contains("if (region_min[pulse_d] < " + b.name + ".min[pulse_d] || region_min[pulse_d] + region_extent[pulse_d] > " + b.name +
+                                ".min[pulse_d] + " + b.name + ".extent[pulse_d]) return " + name + "_refuse(cudaErrorInvalidValue, \"input " + b.name + " does not cover the region the kernel copies to constant memory (see the header)\");"));
         }
     }
     // The check itself: loads that lost their guards, printed, are caught.
@@ -508,7 +508,7 @@ TEST_CASE("cuda: the batch size is a run-time size: the grid follows the output 
     CHECK(execute_against_reference(g.kernel, build_spec("conv1d_sbm", test::params({{"B", 7}})).output.lower(), 5) == "");
     // The harness sizes its buffers from the reference's layout at a batch it may be given.
     CHECK_THAT(g.sources.check, Contains("int64_t instances = conv1d_sbm_default_instances();"));
-    CHECK_THAT(g.sources.check, Contains("conv1d_sbm_Out_region(d, instances, &Out_min[d], &Out_extent[d]);"));
+    CHECK_THAT(g.sources.check, Contains("conv1d_sbm_Out_region(pulse_d, instances, &Out_min[pulse_d], &Out_extent[pulse_d]);"));
 }
 
 TEST_CASE("cuda: the host header states what the kernel computes, its buffer sizes and named size queries", "[cuda]") {
@@ -543,7 +543,7 @@ TEST_CASE("cuda: the host function refuses buffers the kernel cannot index, befo
         const std::string what = std::string(b[0] == 'O' ? "output " : "input ") + b;
         CHECK_THAT(host, Contains(std::string("if (") + b + ".dimensions != 2) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" + what +
                                   ": the kernel indexes 2 dimension(s); set its dimensions to 2\");"));
-        CHECK_THAT(host, Contains(std::string("if (") + b + ".extent[d] < 0) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" + what +
+        CHECK_THAT(host, Contains(std::string("if (") + b + ".extent[pulse_d] < 0) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" + what +
                                   ": a negative extent\");"));
         CHECK_THAT(host, Contains(std::string("if (elements > 0 && ") + b + ".data == nullptr) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" +
                                   what + ": no data (a null pointer) for its elements\");"));
@@ -601,8 +601,34 @@ TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers
     // On the executor, into buffers over those boxes, it equals the reference.
     CHECK(execute_against_reference(g.kernel, g.program, 5) == "");
     // The harness sizes each output by the box the reference lays it out over.
-    CHECK_THAT(g.sources.check, Contains("test_affine_outputs_Rev_region(d, instances, &Rev_min[d], &Rev_extent[d]);"));
-    CHECK_THAT(g.sources.check, Contains("test_affine_outputs_Grid_region(d, instances, &Grid_min[d], &Grid_extent[d]);"));
+    CHECK_THAT(g.sources.check, Contains("test_affine_outputs_Rev_region(pulse_d, instances, &Rev_min[pulse_d], &Rev_extent[pulse_d]);"));
+    CHECK_THAT(g.sources.check, Contains("test_affine_outputs_Grid_region(pulse_d, instances, &Grid_min[pulse_d], &Grid_extent[pulse_d]);"));
+}
+
+TEST_CASE("cuda: a buffer named like a variable of the host code is refused; the host code's loops never shadow one", "[cuda]") {
+    // Edit distance's output is `d`, the letter the host code's loops once used.
+    for (const char *out : {"d", "e", "warps"}) {
+        INFO(out);
+        Var i("i"), j("j"), s("s"), t("t");
+        pulse::Input a(Int(32), 1, "a");
+        pulse::Func D(Int(32), {j, i}, Place::Device, "D"), Out(Place::Device, out);
+        D(j, i) = select(i == 0 || j == 0, 0, D(j - 1, i - 1) + a(i - 1));
+        Out(j, i) = D(j, i);
+        D.merge_ures(Out).set_bounds(j, 0, 5, i, 0, 7);
+        D.space_time_transform({j, i}, {s, t}, {0, 1, /**/ 1, 1});
+        ir::UreProgram program = Out.lower();
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "named", {"a"});
+        optimize_kernel(kernel);
+        if (std::string(out) == "d") {
+            CudaKernelSources sources = print_cuda(kernel, host_header_text(program, "named", {"a"}, ""));
+            CHECK(sources.kernel.find("int d = 0") == std::string::npos);
+            CHECK(sources.check.find("int d = 0") == std::string::npos);
+            CHECK_THAT(sources.kernel, Contains("d.extent[pulse_d]"));
+        } else {
+            REQUIRE_THROWS_WITH(print_cuda(kernel), Contains(std::string("kernel named: output ") + out +
+                                                             " is named like a variable of the generated CUDA host code; rename it in the spec"));
+        }
+    }
 }
 
 #ifdef PULSE_NVCC

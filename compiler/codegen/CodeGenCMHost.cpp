@@ -37,10 +37,10 @@ HostParts host_parts(const kir::Kernel &k) {
         s << "    int64_t " << b.name << "_count = 1;\n";
         s << "    int64_t " << b.name << "_min[" << b.dimensions << "], " << b.name << "_extent[" << b.dimensions << "], " << b.name
           << "_stride[" << b.dimensions << "];\n";
-        s << "    for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-        s << "        " << name << "_" << b.name << "_region(d, instances, &" << b.name << "_min[d], &" << b.name << "_extent[d]);\n";
-        s << "        " << b.name << "_stride[d] = " << b.name << "_count;\n";
-        s << "        " << b.name << "_count *= " << b.name << "_extent[d];\n    }\n";
+        s << "    for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) {\n";
+        s << "        " << name << "_" << b.name << "_region(pulse_d, instances, &" << b.name << "_min[pulse_d], &" << b.name << "_extent[pulse_d]);\n";
+        s << "        " << b.name << "_stride[pulse_d] = " << b.name << "_count;\n";
+        s << "        " << b.name << "_count *= " << b.name << "_extent[pulse_d];\n    }\n";
         if (b.is_output) {
             s << "    std::vector<" << T << "> " << b.name << "(" << b.name << "_count, poison<" << T << ">()), " << b.name
               << "_expected(" << b.name << "_count, poison<" << T << ">());\n";

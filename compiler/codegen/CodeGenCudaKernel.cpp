@@ -1,5 +1,6 @@
 #include "codegen/CodeGenCudaKernel.h"
 
+#include <set>
 #include <sstream>
 
 #include "codegen/CodeGenC.h"
@@ -173,7 +174,7 @@ public:
                   << "indices from " << f << "_region,\n/// " << f << "_elements(instances) elements at `data`, dimension 0 innermost.\n";
                 s << "static inline pulse_buffer " << f << "_buffer(" << (b.is_output ? "" : "const ") << "void *data, int64_t instances) {\n";
                 s << "    int64_t min[" << b.dimensions << "], extent[" << b.dimensions << "];\n";
-                s << "    for (int d = 0; d < " << b.dimensions << "; d++) " << f << "_region(d, instances, &min[d], &extent[d]);\n";
+                s << "    for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) " << f << "_region(pulse_d, instances, &min[pulse_d], &extent[pulse_d]);\n";
                 s << "    return pulse_make_dense_buffer((void *)data, " << b.dimensions << ", min, extent);\n}\n\n";
             }
         }
@@ -253,10 +254,10 @@ public:
             s << "    if (" << n << ".dimensions != " << b.dimensions << ") return " << refuse << "(cudaErrorInvalidValue, \"" << what
               << ": the kernel indexes " << b.dimensions << " dimension(s); set its dimensions to " << b.dimensions << "\");\n";
             s << "    {\n        int64_t elements = 1;\n";
-            s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-            s << "            if (" << n << ".extent[d] < 0) return " << refuse << "(cudaErrorInvalidValue, \"" << what
+            s << "        for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) {\n";
+            s << "            if (" << n << ".extent[pulse_d] < 0) return " << refuse << "(cudaErrorInvalidValue, \"" << what
               << ": a negative extent\");\n";
-            s << "            elements *= " << n << ".extent[d];\n        }\n";
+            s << "            elements *= " << n << ".extent[pulse_d];\n        }\n";
             s << "        if (elements > 0 && " << n << ".data == nullptr) return " << refuse << "(cudaErrorInvalidValue, \"" << what
               << ": no data (a null pointer) for its elements\");\n    }\n";
         }
@@ -294,11 +295,11 @@ public:
             for (int d = 0; d < b.dimensions; d++) s << (d ? ", " : "") << b.region_extent[d];
             s << "};\n";
             s << "        bool contiguous = " << n << ".stride[0] == 1;\n";
-            s << "        for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-            s << "            if (region_min[d] < " << n << ".min[d] || region_min[d] + region_extent[d] > " << n
-              << ".min[d] + " << n << ".extent[d]) return " << refuse << "(cudaErrorInvalidValue, \"input " << n
+            s << "        for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) {\n";
+            s << "            if (region_min[pulse_d] < " << n << ".min[pulse_d] || region_min[pulse_d] + region_extent[pulse_d] > " << n
+              << ".min[pulse_d] + " << n << ".extent[pulse_d]) return " << refuse << "(cudaErrorInvalidValue, \"input " << n
               << " does not cover the region the kernel copies to constant memory (see the header)\");\n";
-            s << "            if (d > 0) contiguous = contiguous && " << n << ".stride[d] == " << n << ".stride[d - 1] * region_extent[d - 1];\n";
+            s << "            if (pulse_d > 0) contiguous = contiguous && " << n << ".stride[pulse_d] == " << n << ".stride[pulse_d - 1] * region_extent[pulse_d - 1];\n";
             s << "        }\n";
             s << "        if (" << n << ".stride[0] != 1) return " << refuse << "(cudaErrorInvalidValue, \"input " << n
               << ": its first dimension must be dense (stride 1) to be copied to constant memory\");\n";
@@ -306,9 +307,9 @@ public:
             s << "        const int64_t rows = " << b.region_elements() << " / row_elements;\n";
             s << "        for (int64_t row = 0; row < rows; row++) {\n";
             s << "            int64_t offset = (region_min[0] - " << n << ".min[0]) * " << n << ".stride[0], rest = row;\n";
-            s << "            for (int d = 1; d < " << b.dimensions << "; d++) {\n";
-            s << "                offset += (region_min[d] + rest % region_extent[d] - " << n << ".min[d]) * " << n << ".stride[d];\n";
-            s << "                rest /= region_extent[d];\n            }\n";
+            s << "            for (int pulse_d = 1; pulse_d < " << b.dimensions << "; pulse_d++) {\n";
+            s << "                offset += (region_min[pulse_d] + rest % region_extent[pulse_d] - " << n << ".min[pulse_d]) * " << n << ".stride[pulse_d];\n";
+            s << "                rest /= region_extent[pulse_d];\n            }\n";
             s << "            cudaError_t e = cudaMemcpyToSymbolAsync(" << data_name(b) << ", (const " << T << " *)" << n
               << ".data + offset, row_elements * sizeof(" << T << "), row * row_elements * sizeof(" << T
               << "), cudaMemcpyDeviceToDevice, stream);\n";
@@ -515,9 +516,9 @@ public:
             s << "    // " << (b.is_output ? "output " : "input ") << b.name << "\n";
             s << "    int64_t " << b.name << "_min[" << b.dimensions << "], " << b.name << "_extent[" << b.dimensions << "];\n";
             s << "    size_t " << b.name << "_count = 1;\n";
-            s << "    for (int d = 0; d < " << b.dimensions << "; d++) {\n";
-            s << "        " << n << "_" << b.name << "_region(d, instances, &" << b.name << "_min[d], &" << b.name << "_extent[d]);\n";
-            s << "        " << b.name << "_count *= (size_t)" << b.name << "_extent[d];\n    }\n";
+            s << "    for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) {\n";
+            s << "        " << n << "_" << b.name << "_region(pulse_d, instances, &" << b.name << "_min[pulse_d], &" << b.name << "_extent[pulse_d]);\n";
+            s << "        " << b.name << "_count *= (size_t)" << b.name << "_extent[pulse_d];\n    }\n";
             s << "    std::vector<" << T << "> " << b.name << "_host(" << b.name << "_count);\n";
             if (!b.is_output) {
                 s << "    for (auto &v : " << b.name << "_host) v = (" << T << ")((rng() & 1 ? 1 : -1) * unit(rng) * "
@@ -541,8 +542,8 @@ public:
             const std::string T = c_type(b.type);
             s << "        PULSE_CUDA_CHECK(cudaMemset(" << b.name << "_device.data(), 0xff, " << b.name << "_count * sizeof(" << T << ")));\n";
             s << "        pulse_buffer " << b.name << " = " << n << "_" << b.name << "_buffer(" << b.name << "_device.data(), instances);\n";
-            s << "        for (int d = 0; d < " << b.dimensions << "; d++) " << b.name << ".extent[d] -= crop && " << b.name
-              << ".extent[d] > 1 ? 1 : 0;\n";
+            s << "        for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) " << b.name << ".extent[pulse_d] -= crop && " << b.name
+              << ".extent[pulse_d] > 1 ? 1 : 0;\n";
         }
         // The host function refuses a buffer of other dimensions than the kernel indexes
         // (unless its checks are compiled out).
@@ -595,9 +596,9 @@ public:
             s << "            " << T << " poison;\n            std::memset(&poison, 0xff, sizeof poison);\n";
             s << "            for (size_t i = 0; i < " << b.name << "_count; i++) {\n";
             s << "                size_t rest = i;\n                bool inside = true;\n";
-            s << "                for (int d = 0; d < " << b.dimensions << "; d++) {\n"
-              << "                    inside = inside && (int64_t)(rest % " << b.name << "_extent[d]) < " << b.name << ".extent[d];\n"
-              << "                    rest /= " << b.name << "_extent[d];\n                }\n";
+            s << "                for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) {\n"
+              << "                    inside = inside && (int64_t)(rest % " << b.name << "_extent[pulse_d]) < " << b.name << ".extent[pulse_d];\n"
+              << "                    rest /= " << b.name << "_extent[pulse_d];\n                }\n";
             s << "                bool ok = inside ? same(" << b.name << "_host[i], got[i]) : std::memcmp(&got[i], &poison, sizeof poison) == 0;\n";
             s << "                if (!ok && failures++ < 10) std::printf(\"" << n << ": " << b.name
               << "[%zu]%s: got %.9g, expected %.9g\\n\", i, inside ? \"\" : \" (outside the cropped extents)\", (double)got[i], "
@@ -643,6 +644,20 @@ HostHeaderText host_header_text(const ir::UreProgram &program, const std::string
 }
 
 CudaKernelSources print_cuda(const kir::Kernel &kernel, const HostHeaderText &text) {
+    // The host function's and the kernel's own names: a buffer named like one
+    // would not compile (or would be shadowed).
+    static const std::set<std::string> host_names = {
+        "lane", "warp_index", "array_warp", "warps", "stream", "blocks", "e", "elements", "device", "read",
+        "constant_read", "launched", "recorded", "opt_in", "row", "rows", "row_elements", "offset", "rest",
+        "contiguous", "region_min", "region_extent", "attributes", "info", "arguments", "pulse_d"};
+    for (const kir::BufferArg &b : kernel.buffers) {
+        if (host_names.count(b.name) || b.name.rfind("pulse_", 0) == 0) {
+            compile_error("kernel ", kernel.name, ": ", b.is_output ? "output " : "input ", b.name, " is named like a variable of the ",
+                          "generated CUDA host code; rename it in the spec (the names taken: lane, warp_index, warps, stream, ",
+                          "blocks, e, elements, device, offset, row, rows, rest, info and the other locals of NAME.cu, and names ",
+                          "that start with pulse_)");
+        }
+    }
     CudaKernelSources sources;
     kir::on_large_stack([&] {
         CudaPrinter printer(kernel);
