@@ -2,6 +2,7 @@
 // random inputs, at several sizes (odd ones included).
 #include "TestUtil.h"
 
+#include "analysis/RequiredInputs.h"
 #include "codegen/CodeGenReference.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
@@ -184,4 +185,81 @@ TEST_CASE("the guarded LCS runs on inputs exactly as large as its regions, on ev
     kir::Kernel kernel = lower_to_kernel(systolic, "guarded_lcs", {"a", "b", "c", "e", "g"});
     optimize_kernel(kernel);
     REQUIRE(execute_against_reference(kernel, p, 5) == "");
+}
+
+
+namespace {
+
+/// One dimension of `input`'s required range for outputs named by `sizes`
+/// (BUFFER.min.D / BUFFER.extent.D to value), as numbers; nullopt where the
+/// input is not read at those sizes.
+std::optional<std::pair<int64_t, int64_t>> required_at(const std::optional<kir::RequiredRange> &r,
+                                                       const std::map<std::string, int64_t> &sizes) {
+    REQUIRE(r);
+    std::map<std::string, Halide::Expr> values;
+    for (const auto &[name, v] : sizes) values[name] = Halide::Internal::make_const(Halide::Int(64), v);
+    auto number = [&](const Halide::Expr &e) {
+        Halide::Expr x = Halide::Internal::simplify(Halide::Internal::substitute(values, e));
+        const int64_t *k = Halide::Internal::as_const_int(x);
+        INFO(x);
+        REQUIRE(k);
+        return *k;
+    };
+    if (!number(Halide::cast(Halide::Int(64), r->when))) return std::nullopt;
+    return std::pair<int64_t, int64_t>{number(r->min), number(r->max)};
+}
+
+}  // namespace
+
+TEST_CASE("the inputs an output extent needs: the reads of the points that reach it, not of whole instances", "[examples]") {
+    // conv1d_sbm: 16 outputs per instance, Q = 5. 37 outputs need x[0, 40]:
+    // the third instance's tail (outputs 37..47) reads past 40, but feeds
+    // nothing inside the extent.
+    ir::UreProgram conv = build_spec("conv1d_sbm", Params()).output.lower();
+    auto conv_ranges = required_input_ranges(conv);
+    for (int64_t n : {37, 48, 1}) {
+        INFO("Out extent " << n);
+        auto x = required_at(conv_ranges.at("x")[0], {{"Out.min.0", 0}, {"Out.extent.0", n}});
+        REQUIRE(x);
+        CHECK(*x == std::pair<int64_t, int64_t>{0, n + 3});
+        CHECK(*required_at(conv_ranges.at("w")[0], {{"Out.min.0", 0}, {"Out.extent.0", n}}) == std::pair<int64_t, int64_t>{0, 4});
+    }
+    CHECK(!required_at(conv_ranges.at("x")[0], {{"Out.min.0", 0}, {"Out.extent.0", 0}}));  // no outputs, nothing read
+    // The overlapped Jacobi tiles (T = 4): the grid with a pad of T on each
+    // side, whatever the output size, though the tiles overhang it.
+    ir::UreProgram jacobi = build_spec("jacobi2d", Params()).output.lower();
+    auto u = required_input_ranges(jacobi).at("u");
+    for (int64_t n : {1000, 48, 7}) {
+        INFO("Out " << n << " x " << n + 1);
+        const std::map<std::string, int64_t> sizes{{"Out.min.0", 0}, {"Out.extent.0", n}, {"Out.min.1", 0}, {"Out.extent.1", n + 1}};
+        CHECK(*required_at(u[0], sizes) == std::pair<int64_t, int64_t>{-4, n + 3});
+        CHECK(*required_at(u[1], sizes) == std::pair<int64_t, int64_t>{-4, n + 4});
+    }
+}
+
+TEST_CASE("the kernel executor refuses an input short of what the outputs need, and runs on exactly that", "[examples]") {
+    ir::UreProgram p = build_spec("conv1d_sbm", Params()).output.lower();
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(p), "conv1d_sbm", {"x", "w"});
+    optimize_kernel(kernel);
+    const int n = 37;  // not a whole number of instances
+    for (int x_extent : {n + 4, n + 3}) {
+        INFO("x extent " << x_extent);
+        Halide::Buffer<float> x(x_extent), w(5), out(n);
+        for (int i = 0; i < x_extent; i++) x(i) = 0.25f * (float)((i * 7) % 11) - 1.0f;
+        for (int q = 0; q < 5; q++) w(q) = 0.5f + 0.125f * (float)q;
+        out.fill(NAN);
+        Buffers buffers{{"x", x}, {"w", w}, {"Out", out}};
+        if (x_extent < n + 4) {
+            REQUIRE_THROWS_WITH(execute_kernel(kernel, buffers),
+                                Catch::Matchers::Contains("input x holds [0, 39] in dimension 0, but the outputs' extents read [0, 40]"));
+            continue;
+        }
+        execute_kernel(kernel, buffers);
+        for (int c = 0; c < n; c++) {
+            float sum = 0;
+            for (int q = 0; q < 5; q++) sum += x(c + q) * w(q);
+            INFO("Out[" << c << "]");
+            REQUIRE(close(out(c), sum));
+        }
+    }
 }

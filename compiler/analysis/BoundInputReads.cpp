@@ -14,15 +14,7 @@ void bound_input_reads(ir::UreProgram &program) {
         return transform && std::find(transform->source_loops.begin(), transform->source_loops.end(), var) != transform->source_loops.end();
     };
     isl_model::Context context;
-    // The box, with the loops outside the array unbounded above.
-    isl::set domain = isl_model::iteration_domain(context, program, vars);
-    for (size_t i = 0; i < vars.size(); i++) {
-        if (in_array(vars[i])) continue;
-        isl_set *unbounded = isl_set_drop_constraints_involving_dims(domain.release(), isl_dim_set, (unsigned)i, 1);
-        unbounded = isl_set_lower_bound_val(unbounded, isl_dim_set, (unsigned)i,
-                                            isl_val_int_from_si(context.ctx().get(), (long)program.loops[i].min));
-        domain = isl::manage(unbounded);
-    }
+    const isl::set domain = isl_model::runtime_domain(context, program);
     for (ir::InputAccess &access : program.input_accesses) {
         access.excluded.assign(vars.size(), {0, 0});
         if (!access.condition.defined()) continue;

@@ -1,5 +1,6 @@
 #include "analysis/IslModel.h"
 
+#include <algorithm>
 #include <isl/aff.h>
 #include <isl/constraint.h>
 #include <isl/ctx.h>
@@ -205,6 +206,22 @@ isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
         set = isl_set_add_constraint(set, upper);
     }
     return isl::manage(set);
+}
+
+isl::set runtime_domain(const Context &context, const ir::UreProgram &program) {
+    std::vector<std::string> vars;
+    for (const ir::Loop &l : program.loops) vars.push_back(l.var);
+    const ir::SpaceTimeTransform *transform = program.schedule.transform ? &*program.schedule.transform : nullptr;
+    isl::set domain = iteration_domain(context, program, vars);
+    for (size_t i = 0; i < vars.size(); i++) {
+        if (transform && std::find(transform->source_loops.begin(), transform->source_loops.end(), vars[i]) != transform->source_loops.end()) {
+            continue;
+        }
+        isl_set *open = isl_set_drop_constraints_involving_dims(domain.release(), isl_dim_set, (unsigned)i, 1);
+        open = isl_set_lower_bound_val(open, isl_dim_set, (unsigned)i, int64_val(context.ctx().get(), program.loops[i].min));
+        domain = isl::manage(open);
+    }
+    return domain;
 }
 
 std::optional<isl::pw_aff> affine_expr(const Halide::Expr &e, const isl::set &domain) {

@@ -41,6 +41,12 @@ private:
 isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
                           const std::vector<std::string> &loops);
 
+/// The box of all of `program`'s loops (in program.loops order) with each loop
+/// outside the array (not a source loop of the transform; every loop if there
+/// is none) unbounded above: its extent is a run-time size, so what holds on
+/// this set holds at every extent.
+isl::set runtime_domain(const Context &context, const ir::UreProgram &program);
+
 /// An affine Halide expression in the variables of `domain`'s dimensions, as a
 /// piecewise affine function on `domain`'s space. Supports integer constants,
 /// loop variables, +, -, * by a constant, / and % by a positive constant

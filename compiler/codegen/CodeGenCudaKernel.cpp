@@ -154,7 +154,8 @@ public:
              "/// they reach. Each input must cover the elements those outputs read. Returns the\n"
              "/// launch's error; cudaErrorInvalidValue, launching nothing, if a buffer has other\n"
              "/// dimensions than listed, a negative extent, or no data while it has elements, if an\n"
-             "/// output overlaps another buffer in memory, or if an input misses its constant region;\n"
+             "/// output overlaps another buffer in memory, if an input does not hold the indices the\n"
+             "/// outputs' extents read, or if an input misses its constant region;\n"
              "/// cudaErrorInvalidConfiguration if the grid is\n"
              "/// larger than a launch allows. Calls may overlap on several streams and host threads.\n";
         s << "cudaError_t " << kernel.name << "(" << parameters() << ", cudaStream_t stream);\n\n";
@@ -185,7 +186,7 @@ public:
     std::string source() {
         std::ostringstream s;
         s << "// " << generated_by() << ". " << comment_lines(kernel.description) << "\n";
-        s << "#include <cstdint>\n#include <cuda_runtime.h>\n";
+        s << "#include <cstdint>\n#include <cstdio>\n#include <cuda_runtime.h>\n";
         if (has_constant_inputs()) s << "#include <mutex>\n";
         if (kernel.grid_sync) s << "#include <cooperative_groups.h>\n";
         s << "\n#include \"" << kernel.name << ".h\"\n\n";
@@ -238,7 +239,13 @@ public:
         }
         // Why the last call on this host thread refused its arguments.
         const std::string refuse = kernel.name + "_refuse";
-        s << "static thread_local const char *" << kernel.name << "_refusal = \"\";\n\n";
+        s << "static thread_local const char *" << kernel.name << "_refusal = \"\";\n";
+        bool any_required = false;
+        for (const kir::BufferArg &b : kernel.buffers) {
+            for (const auto &r : b.required) any_required |= r.has_value();
+        }
+        if (any_required) s << "static thread_local char " << kernel.name << "_refusal_text[512];  // a refusal with numbers in it\n";
+        s << "\n";
         s << "extern \"C\" const char *" << kernel.name << "_last_refusal(void) { return " << kernel.name << "_refusal; }\n\n";
         s << "static cudaError_t " << refuse << "(cudaError_t error, const char *why) {\n    " << kernel.name
           << "_refusal = why;\n    return error;\n}\n\n";
@@ -271,6 +278,22 @@ public:
                   << c_type(other.type) << "))) return " << refuse << "(cudaErrorInvalidValue, \"output " << out.name << ": its memory overlaps "
                   << (other.is_output ? "output " : "input ") << other.name << "'s; the kernel reads and writes them at once, so give each "
                   << "output memory of its own\");\n";
+            }
+        }
+        // Each input covers what the outputs' extents read (out-of-range loads would read 0).
+        for (const kir::BufferArg &b : kernel.buffers) {
+            for (size_t d = 0; d < b.required.size(); d++) {
+                if (!b.required[d]) continue;
+                const std::string n = b.name, dim = std::to_string(d);
+                s << "    if (" << expr(b.required[d]->when) << ") {\n";
+                s << "        const int64_t need_min = " << expr(b.required[d]->min) << ", need_max = " << expr(b.required[d]->max) << ";\n";
+                s << "        if (need_min < " << n << ".min[" << dim << "] || need_max > " << n << ".min[" << dim << "] + " << n << ".extent["
+                  << dim << "] - 1) {\n";
+                s << "            std::snprintf(" << kernel.name << "_refusal_text, sizeof " << kernel.name << "_refusal_text, \"input " << n
+                  << ": holds [%lld, %lld] in dimension " << dim << ", but the outputs' extents read [%lld, %lld]: give it those indices\", "
+                  << "(long long)" << n << ".min[" << dim << "], (long long)(" << n << ".min[" << dim << "] + " << n << ".extent[" << dim
+                  << "] - 1), (long long)need_min, (long long)need_max);\n";
+                s << "            return " << refuse << "(cudaErrorInvalidValue, " << kernel.name << "_refusal_text);\n        }\n    }\n";
             }
         }
         s << "#endif\n";
@@ -579,6 +602,20 @@ public:
             s << "0) != cudaErrorInvalidValue || std::strstr(" << n << "_last_refusal(), \"overlaps\") == nullptr) {\n";
             s << "                if (failures++ < 10) std::printf(\"" << n << ": output " << first_output->name << " in input " << first_input->name
               << "'s memory was not refused as overlapping: %s\\n\", " << n << "_last_refusal());\n            }\n";
+        }
+        // An input without the indices the outputs read is refused, with the numbers.
+        for (const kir::BufferArg &b : kernel.buffers) {
+            size_t d = 0;
+            while (d < b.required.size() && !b.required[d]) d++;
+            if (d == b.required.size()) continue;
+            s << "            {\n                pulse_buffer empty = " << b.name << ";\n                empty.extent[" << d << "] = 0;\n";
+            s << "                if (" << n << "(";
+            for (const kir::BufferArg &a : kernel.buffers) s << (&a == &b ? std::string("empty") : a.name) << ", ";
+            s << "0) != cudaErrorInvalidValue || std::strstr(" << n << "_last_refusal(), \"input " << b.name
+              << ": holds\") == nullptr || std::strstr(" << n << "_last_refusal(), \"the outputs' extents read\") == nullptr) {\n";
+            s << "                    if (failures++ < 10) std::printf(\"" << n << ": input " << b.name << " with no elements in dimension " << d
+              << " was not refused: %s\\n\", " << n << "_last_refusal());\n                }\n            }\n";
+            break;
         }
         s << "        }\n#endif\n";
         s << "        PULSE_CUDA_CHECK(" << n << "(";

@@ -274,6 +274,19 @@ private:
                 }
             }
         }
+        // Each input covers what the outputs' extents need (as the host function checks).
+        for (const kir::BufferArg &arg : kernel.buffers) {
+            for (size_t d = 0; d < arg.required.size(); d++) {
+                if (!arg.required[d] || !eval(arg.required[d]->when, 0).i) continue;
+                const int64_t lo = eval(arg.required[d]->min, 0).i, hi = eval(arg.required[d]->max, 0).i;
+                const Buffer<> &buf = buffers.at(arg.name);
+                if (lo < buf.dim((int)d).min() || hi > buf.dim((int)d).max()) {
+                    evaluation_error("kernel ", kernel.name, ": input ", arg.name, " holds [", buf.dim((int)d).min(), ", ",
+                                     buf.dim((int)d).max(), "] in dimension ", d, ", but the outputs' extents read [", lo, ", ", hi,
+                                     "]: give it those indices");
+                }
+            }
+        }
     }
 
     const kir::Kernel &kernel;

@@ -397,6 +397,11 @@ static void print_unwrapped(std::ostream &out, const Kernel &k) {
         }
         if (!b.is_output && b.cache != InputCache::Registers) out << ", cached in " << to_string(b.cache);
         out << "\n";
+        for (size_t d = 0; d < b.required.size(); d++) {
+            if (!b.required[d]) continue;
+            out << "    covers [" << b.required[d]->min << ", " << b.required[d]->max << "] in dimension " << d << " where "
+                << b.required[d]->when << "\n";
+        }
     }
     for (const std::string &f : k.shared_state) out << "  " << f << ": held in shared memory, moved through it\n";
     if (k.grid_sync) out << "  every instance at once, grid barriers between steps (gpu_grid_sync)\n";

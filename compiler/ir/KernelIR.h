@@ -93,6 +93,14 @@ enum class InputCache {
 };
 const char *to_string(InputCache cache);
 
+/// The indices [min, max] of one dimension of an input that the outputs'
+/// run-time extents need, where `when` holds (the outputs' sizes at which the
+/// input is read at all): expressions over the buffers' sizes (buffer_min,
+/// buffer_extent of the outputs).
+struct RequiredRange {
+    Halide::Expr when, min, max;
+};
+
 /// A buffer argument of the kernel: an input of the spec or an output URE.
 struct BufferArg {
     std::string name;
@@ -108,6 +116,10 @@ struct BufferArg {
     /// For an input: per dimension, [min, max] of the indices the spec's
     /// domain reads (infer_input_regions), which every buffer given covers.
     std::vector<std::pair<int64_t, int64_t>> domain_reads;
+    /// For an input, per dimension: what it must cover for the outputs given
+    /// at run time (required_input_ranges); none where that is not known (the
+    /// host function then checks nothing there).
+    std::vector<std::optional<RequiredRange>> required;
     int64_t region_elements() const;
 };
 

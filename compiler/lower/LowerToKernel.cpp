@@ -1,5 +1,7 @@
 #include "lower/LowerToKernel.h"
 
+#include "analysis/RequiredInputs.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -184,6 +186,11 @@ public:
         plan_pes_per_lane();
         check_stagings();
         plan_loops();
+        // What each input must cover for the outputs given at run time.
+        const auto required = required_input_ranges(source);
+        for (kir::BufferArg &b : kernel.buffers) {
+            if (!b.is_output && required.count(b.name)) b.required = required.at(b.name);
+        }
         check_staging_levels();
         // Every name the lowering binds is minted by `names`, which knows the
         // buffers, their run-time sizes, the lane and warp variables and the loops.
