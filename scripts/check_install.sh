@@ -102,6 +102,26 @@ run "$prefix/bin/conv1d" -g sbm --explore --range -1:1 -o "$work/explore" | tee 
 grep -q "plots: $prefix/share/pulse/scripts/explore_plot.py" "$work/explore.log" ||
   { echo "FAIL: the installed explorer does not name the installed explore_plot.py"; exit 1; }
 
+step "docs/import.md as printed: its C function through the installed pulse-import, built as a generator"
+imported="$work/imported"
+mkdir -p "$imported"
+block_after "$src/docs/import.md" "## An example" c > "$imported/conv1d.c"
+grep -q "void conv1d(int C, int Q" "$imported/conv1d.c" || { echo "FAIL: no C function found in docs/import.md"; exit 1; }
+(cd "$imported" && run "$prefix/bin/pulse-import" conv1d.c --function conv1d --param C=64 --param Q=5 -o conv1d_spec.cpp) ||
+  { echo "FAIL: the installed pulse-import refused docs/import.md's example"; exit 1; }
+grep -q 'Acc.space_time_transform({q}, {s, t}, {1, /\*\*/ 1});' "$imported/conv1d_spec.cpp" ||
+  { echo "FAIL: the imported spec differs from docs/import.md's"; exit 1; }
+printf '%s\n' 'cmake_minimum_required(VERSION 3.25)' 'project(Imported LANGUAGES CXX)' 'find_package(Pulse 0.1 REQUIRED)' \
+  'pulse_add_spec_program(imported SOURCES conv1d_spec.cpp)' > "$imported/CMakeLists.txt"
+run cmake -S "$imported" -B "$imported/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/imported_configure.log" 2>&1 ||
+  { cat "$work/imported_configure.log"; exit 1; }
+run cmake --build "$imported/build" > "$work/imported_build.log" 2>&1 || { cat "$work/imported_build.log"; exit 1; }
+run "$imported/build/imported" -g conv1d --check
+run "$imported/build/imported" -g conv1d --simulate | tee "$work/imported.log"
+run "$imported/build/imported" -g conv1d --execute-kernel | tee -a "$work/imported.log"
+run "$imported/build/imported" -g conv1d --emit cuda -o "$imported/out"
+[ "$(grep -c ": PASS" "$work/imported.log")" = 2 ] || { echo "FAIL: the imported spec did not pass"; exit 1; }
+
 step "the installed conv1d: --check, --simulate, the same kernel as the tour, --emit cm-emu"
 run "$prefix/bin/conv1d" -g sbm --check
 run "$prefix/bin/conv1d" -g sbm --simulate
