@@ -86,6 +86,7 @@ private:
     /// 0 when it maps every loop.
     int first_mapped = 0;
     void choose_batch();
+    std::string parameter_declarations();
 
     static std::vector<std::string> prefixed(const std::vector<std::string> &v, const std::string &p) {
         std::vector<std::string> r;
@@ -723,17 +724,11 @@ std::string Uniformizer::run(std::string *check_out) {
     return spec_text() + (check_out ? (*check_out = check_text(), "") : "");
 }
 
-std::string Uniformizer::spec_text() {
-    const std::string spec = options.spec_name.empty() ? prog.function : options.spec_name;
-    const std::string space = unique("s"), time = unique("t");
+// `const int P = params.get_int("P", default, least, 2^24);` for each size
+// parameter: the least value at which every loop runs at least once and every
+// declared extent is positive.
+std::string Uniformizer::parameter_declarations() {
     std::ostringstream os;
-    os << "// Spec " << spec << ", imported by pulse-import (Pulse " PULSE_VERSION ") from " << prog.file << " (function " << prog.function << ").\n"
-       << "// Each assignment of the C loop nest is a URE over the whole nest; the value it\n"
-       << "// reads from an earlier assignment is a call at a constant distance (docs/import.md).\n"
-       << "#include \"pulse/pulse.h\"\n\nusing namespace pulse;\n\nnamespace {\n\n"
-       << "Spec build_" << spec << "(const Params &params) {\n";
-    // Each parameter's range: from the least value at which every loop runs
-    // and every declared extent is positive, to max_size.
     constexpr int64_t max_size = int64_t(1) << 24;
     std::vector<std::string> positive;
     for (const auto &l : prog.loops) positive.push_back(isl(l.upper) + " > " + isl(l.lower));
@@ -754,6 +749,19 @@ std::string Uniformizer::spec_text() {
         os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ", " << lo << ", "
            << std::max(max_size, defaults.at(p)) << ");\n";
     }
+    return os.str();
+}
+
+std::string Uniformizer::spec_text() {
+    const std::string spec = options.spec_name.empty() ? prog.function : options.spec_name;
+    const std::string space = unique("s"), time = unique("t");
+    std::ostringstream os;
+    os << "// Spec " << spec << ", imported by pulse-import (Pulse " PULSE_VERSION ") from " << prog.file << " (function " << prog.function << ").\n"
+       << "// Each assignment of the C loop nest is a URE over the whole nest; the value it\n"
+       << "// reads from an earlier assignment is a call at a constant distance (docs/import.md).\n"
+       << "#include \"pulse/pulse.h\"\n\nusing namespace pulse;\n\nnamespace {\n\n"
+       << "Spec build_" << spec << "(const Params &params) {\n";
+    os << parameter_declarations();
     std::vector<std::string> var_decls, loops_inner_first;
     for (const auto &v : vars) var_decls.push_back(v + "(\"" + v + "\")");
     for (int k = n - 1; k >= 0; k--) loops_inner_first.push_back(vars[k]);
@@ -876,28 +884,7 @@ std::string Uniformizer::check_text() {
        << "    pulse::Buffers inputs = pulse::random_inputs(spec, seed);\n"
        << "    pulse::Buffers outputs = spec.output.realize(inputs);\n"
        ;
-    // Each parameter's range: from the least value at which every loop runs
-    // and every declared extent is positive, to max_size.
-    constexpr int64_t max_size = int64_t(1) << 24;
-    std::vector<std::string> positive;
-    for (const auto &l : prog.loops) positive.push_back(isl(l.upper) + " > " + isl(l.lower));
-    for (const auto &a : prog.arrays) {
-        for (const Poly &e : a.second.inner_extents) {
-            if (e.degree() <= 1) positive.push_back(isl(e) + " >= 1");
-        }
-    }
-    isl::set sizes(ctx, "{ [" + join(prefixed(prog.int_params, "p_"), ", ") + "] : " + (positive.empty() ? "true" : join(positive, " and ")) + " }");
-    if (!prog.int_params.empty()) {
-        os << "    // Sizes: each from the least value at which every loop runs at least once (and every\n"
-           << "    // declared extent is positive), up to 2^24; --param outside the range is refused.\n";
-    }
-    for (size_t k = 0; k < prog.int_params.size(); k++) {
-        const std::string &p = prog.int_params[k];
-        isl::val least = sizes.is_empty() ? isl::val(ctx, 0) : sizes.dim_min_val((int)k);
-        const int64_t lo = least.is_int() ? std::max<int64_t>(least.get_num_si(), INT32_MIN) : 0;
-        os << "    const int " << p << " = params.get_int(\"" << p << "\", " << defaults.at(p) << ", " << lo << ", "
-           << std::max(max_size, defaults.at(p)) << ");\n";
-    }
+    os << parameter_declarations();
     std::vector<std::string> call;
     for (const auto &p : prog.params) {
         if (!p.is_array) {
