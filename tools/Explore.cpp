@@ -583,6 +583,7 @@ Exploration Explorer::run(std::ostream *progress) const {
                 try {
                     KernelOptions rolled;  // the mapping's refusals, without unrolling every step
                     rolled.max_unrolled_steps = 0;
+                    rolled.plan_required_inputs = false;  // a probe: the kernel is dropped
                     lower_to_kernel(systolic, "candidate", input_order, rolled);
                 } catch (const CompileError &e) {
                     d.not_emittable = e.what();

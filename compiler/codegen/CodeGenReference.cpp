@@ -97,9 +97,7 @@ std::pair<int64_t, int64_t> LayoutBuffer::range(const ir::UreProgram &p, size_t 
     int64_t lo = 0, hi = -1;
     bool first = true;
     for (const Reach &r : dims[dim]) {
-        ir::InputAccess evaluated;
-        evaluated.excluded = r.excluded;
-        auto [l, h] = r.form.range(evaluated.reach(loops));
+        auto [l, h] = r.form.range(ir::less_excluded(loops, r.excluded));
         lo = first ? l : std::min(lo, l);
         hi = first ? h : std::max(hi, h);
         first = false;

@@ -104,7 +104,7 @@ std::string to_source(const Expr &e) {
     return out.str();
 }
 
-std::vector<Loop> InputAccess::reach(const std::vector<Loop> &loops) const {
+std::vector<Loop> less_excluded(const std::vector<Loop> &loops, const std::vector<std::pair<int64_t, int64_t>> &excluded) {
     std::vector<Loop> box = loops;
     for (size_t i = 0; i < box.size() && i < excluded.size(); i++) {
         const int64_t cut = std::min(excluded[i].first + excluded[i].second, box[i].extent);

@@ -65,6 +65,10 @@ struct Dependence {
     bool is_copy = false;                ///< U(x) = V(x - d) under this branch: a pure copy (broadcast allowed)
 };
 
+/// `loops` with the first and last iterations `excluded` lists per loop
+/// taken off (no more than each loop has); loops past `excluded`'s end whole.
+std::vector<Loop> less_excluded(const std::vector<Loop> &loops, const std::vector<std::pair<int64_t, int64_t>> &excluded);
+
 /// A read of an input inside the definition of a URE.
 struct InputAccess {
     std::string consumer;
@@ -79,7 +83,7 @@ struct InputAccess {
     std::vector<std::pair<int64_t, int64_t>> excluded;
     /// `loops` less the excluded iterations: the box the read is evaluated in
     /// (`loops` as the program's, or with an extent changed at run time).
-    std::vector<Loop> reach(const std::vector<Loop> &loops) const;
+    std::vector<Loop> reach(const std::vector<Loop> &loops) const { return less_excluded(loops, excluded); }
 };
 
 /// `F.tile(var, outer, inner, factor)`: var = outer * factor + inner.

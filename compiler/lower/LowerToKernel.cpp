@@ -187,9 +187,11 @@ public:
         check_stagings();
         plan_loops();
         // What each input must cover for the outputs given at run time.
-        const auto required = required_input_ranges(source);
-        for (kir::BufferArg &b : kernel.buffers) {
-            if (!b.is_output && required.count(b.name)) b.required = required.at(b.name);
+        if (options.plan_required_inputs) {
+            const auto required = required_input_ranges(source);
+            for (kir::BufferArg &b : kernel.buffers) {
+                if (!b.is_output && required.count(b.name)) b.required = required.at(b.name);
+            }
         }
         check_staging_levels();
         // Every name the lowering binds is minted by `names`, which knows the

@@ -54,6 +54,10 @@ struct KernelOptions {
     /// kir::max_opt_in_shared_bytes; larger runs of moves across warps and
     /// larger staged boxes fit, fewer blocks share an SM.
     int64_t max_shared_bytes = 48 * 1024;
+    /// Plans BufferArg::required, what each input must cover (isl work of up
+    /// to a fraction of a second); false where the kernel is only a probe of
+    /// whether the mapping succeeds (the explorer's designs).
+    bool plan_required_inputs = true;
 };
 
 /// Lowers `program` to a kernel named `name` whose inputs come in
