@@ -9,11 +9,13 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "codegen/CodeGenCM.h"
 #include "codegen/CodeGenCudaKernel.h"
 #include "codegen/CodeGenReference.h"
 #include "Emit.h"
+#include "IntelCompile.h"
 #include "exec/InputRegions.h"
 #include "exec/KernelExecutor.h"
 #include "lower/LowerToKernel.h"
@@ -58,8 +60,12 @@ const char *driver_usage_text() {
            "  --print-after=PASS  print the IR after lower_to_systolic, lower_to_kernel or a kernel pass (or all)\n"
            "  --execute-kernel    run the kernel IR on the CPU (lanes in lock step) against the reference; PASS\n"
            "                      or the first mismatching output (each target's kernel)\n"
-           "  --emit BACKEND      write generated code (BACKEND: cuda, cm) into the -o directory;\n"
+           "  --emit BACKEND      write generated code (BACKEND: cuda, cm, opencl) into the -o directory;\n"
            "                      cm-emu builds the CM kernel against the CPU emulation and runs it\n"
+           "  --intel-devices=LIST  compile what --emit cm / opencl wrote with Intel's offline compiler (ocloc)\n"
+           "                      for each device of LIST (kbl, tgllp, dg2, pvc, comma-separated, or all):\n"
+           "                      NAME_DEVICE.bin and a line of registers, spills and instructions each\n"
+           "  --allow-spills      keep a kernel Intel's compiler spills registers of (refused by default)\n"
            "  --name=NAME         name of the emitted kernel and its host function (default: the spec's)\n"
            "  --min-blocks-per-sm=N  CUDA: __launch_bounds__(threads, N), registers capped so that N blocks fit\n"
            "                      an SM (the compiler spills beyond; an occupancy choice, 1 to 32)\n"
@@ -124,19 +130,59 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
         if (v.empty() || *end || errno || n < 0) compile_error("--unroll-steps=", v, ": expected a count >= 0");
         a.max_unrolled_steps = n;
     }
+    else if (flag.rfind("--intel-devices=", 0) == 0) {
+        const std::string v = flag.substr(16);
+        a.intel_devices.clear();
+        std::stringstream list(v);
+        std::string device;
+        while (std::getline(list, device, ',')) {
+            const std::vector<std::string> &known = intel_devices();
+            if (device == "all") {
+                a.intel_devices.insert(a.intel_devices.end(), known.begin(), known.end());
+            } else if (std::find(known.begin(), known.end(), device) != known.end()) {
+                a.intel_devices.push_back(device);
+            } else {
+                compile_error("--intel-devices=", v, ": unknown device '", device, "'; use kbl, tgllp, dg2, pvc or all");
+            }
+        }
+        if (a.intel_devices.empty()) compile_error("--intel-devices= needs a device: kbl, tgllp, dg2, pvc or all");
+    } else if (flag == "--allow-spills") a.allow_spills = true;
     else if (flag == "--emit" || flag == "-o") {
         if (i + 1 >= argc) compile_error(flag, " needs a value; see --help");
         std::string v = argv[++i];
         if (flag == "-o") {
             a.output_dir = v;
         } else {
-            if (v != "cuda" && v != "cm" && v != "cm-emu") compile_error("--emit ", v, ": unknown backend; use cuda, cm or cm-emu");
+            if (v != "cuda" && v != "cm" && v != "cm-emu" && v != "opencl") {
+                compile_error("--emit ", v, ": unknown backend; use cuda, cm, cm-emu or opencl");
+            }
             a.emit.push_back(v);
         }
     } else {
         return false;
     }
     return true;
+}
+
+/// Prints one line per device of Intel's compilation of `name`'s `backend`
+/// kernel; 1 if one failed, or spilled without `allow_spills`.
+static int report_intel_builds(const std::string &name, const std::string &backend, const std::vector<IntelBuild> &builds, bool allow_spills) {
+    int status = 0;
+    for (const IntelBuild &b : builds) {
+        std::cout << name << ": " << backend << " for Intel " << b.summary();
+        if (b.compiled) std::cout << " (" << b.binary << ")";
+        std::cout << "\n";
+        if (!b.compiled) {
+            std::cout << b.log << (b.log.empty() || b.log.back() == '\n' ? "" : "\n");
+            status = 1;
+        } else if (b.spill_bytes > 0 && !allow_spills) {
+            std::cout << name << ": error: Intel's compiler spills " << b.spill_bytes << " bytes of registers to memory on " << b.device
+                      << ", which defeats a systolic array: choose a design with fewer live values per PE (--report lists the registers),"
+                         " or pass --allow-spills to keep it\n";
+            status = 1;
+        }
+    }
+    return status;
 }
 
 int run_driver_actions(const std::string &spec_name, const Spec &spec, const DriverActions &a, uint32_t seed) {
@@ -197,25 +243,35 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     // The targets: one per backend emitted (cm-emu prints CM), CUDA where none is.
     std::vector<Target> targets;
     for (const std::string &backend : a.emit) {
-        if (backend != "cuda" && backend != "cm" && backend != "cm-emu") {
+        if (backend != "cuda" && backend != "cm" && backend != "cm-emu" && backend != "opencl") {
             compile_error("--emit ", backend, ": this backend is not built into this version of Pulse");
         }
         const Target t = backend == "cuda" ? Target::cuda() : Target::cm_gen9();
         if (std::none_of(targets.begin(), targets.end(), [&](const Target &x) { return x.name() == t.name(); })) targets.push_back(t);
         if (t.is_cm() && a.min_blocks_per_sm) {
-            compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the CM backend (--emit ", backend,
+            compile_error("--min-blocks-per-sm applies to CUDA (__launch_bounds__); the Intel backends (--emit ", backend,
                           ") has no such bound: drop the flag for CM");
         }
         if (t.is_cm() && a.max_shared_bytes) {
-            compile_error("--max-shared-bytes applies to CUDA; the CM backend (--emit ", backend,
+            compile_error("--max-shared-bytes applies to CUDA; the Intel backends (--emit ", backend,
                           ") has no shared memory: drop the flag for CM");
         }
         if (t.is_cm() && a.prefetch_walks) {
-            compile_error("--prefetch applies to CUDA; the CM backend (--emit ", backend,
+            compile_error("--prefetch applies to CUDA; the Intel backends (--emit ", backend,
                           ") keeps no register windows to prefetch into: drop the flag for CM");
         }
     }
     if (targets.empty()) targets.push_back(Target::cuda());
+    const bool intel_emit = std::any_of(a.emit.begin(), a.emit.end(), [](const std::string &b) { return b == "cm" || b == "opencl"; });
+    if (!a.intel_devices.empty() && !intel_emit) {
+        compile_error("--intel-devices compiles what --emit cm or --emit opencl writes: add one of them");
+    }
+    if (a.allow_spills && a.intel_devices.empty()) compile_error("--allow-spills applies to --intel-devices: add it, or drop the flag");
+    for (const std::string &backend : a.emit) {
+        if (a.intel_devices.empty() || (backend != "cm" && backend != "opencl")) continue;
+        const std::string missing = missing_intel_tools(backend == "cm");
+        if (!missing.empty()) compile_error("--intel-devices with --emit ", backend, ": ", missing);
+    }
     if (!(a.print_kernel || !a.print_after.empty() || a.execute_kernel || !a.emit.empty())) return status;
     KernelOptions options;
     if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
@@ -258,6 +314,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             if (backend == "cm") {
                 std::cout << name << ": wrote " << name << "_genx.cpp, " << name << "_host.cpp, " << name << "_reference.h in "
                           << a.output_dir << "\n";
+                if (!a.intel_devices.empty()) {
+                    const std::string source = (std::filesystem::path(a.output_dir) / (name + "_genx.cpp")).string();
+                    status = std::max(status, report_intel_builds(name, "cm", compile_cm_for_intel(source, a.intel_devices), a.allow_spills));
+                }
                 continue;
             }
             std::string source = (std::filesystem::path(a.output_dir) / (name + "_emu.cpp")).string();

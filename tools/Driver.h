@@ -24,7 +24,9 @@ struct DriverActions {
     bool print_kernel = false;       ///< the kernel IR after the passes
     std::string print_after;         ///< a kernel pass name, or "all"
     bool execute_kernel = false;     ///< run the kernel IR on the CPU against the reference
-    std::vector<std::string> emit;   ///< backends to emit: cuda, cm, cm-emu
+    std::vector<std::string> emit;   ///< backends to emit: cuda, cm, cm-emu, opencl
+    std::vector<std::string> intel_devices;  ///< --intel-devices: compile --emit cm / opencl for these (IntelCompile.h)
+    bool allow_spills = false;       ///< --allow-spills: a kernel Intel's compiler spills is reported, not refused
     std::string output_dir;          ///< -o: where --emit writes (required with --emit)
     std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
     int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
