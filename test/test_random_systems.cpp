@@ -40,6 +40,7 @@
 #include "lower/Pipeline.h"
 #include "BruteForce.h"
 #include "CmBuild.h"
+#include "IntelCompile.h"
 #include "CroppedRun.h"
 #include "RandomSystem.h"
 #include "TestUtil.h"
@@ -636,17 +637,21 @@ Failure check_cm(const System &system, const Transform &transform, const std::fi
     return {};
 }
 
-}  // namespace
-
-TEST_CASE("a sample of accepted random systems runs on the CM emulation to the reference result", "[random][systems][cm]") {
-    // About 16 designs (compiling a CM harness takes seconds), spread over the run.
-    const Run &run = fuzzer_run();
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("pulse_random_systems_cm_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+/// About 16 accepted designs of 32-bit types, spread over the run, emitted
+/// for CM into `dir` (with the emulation harness where `emulation`): the CM
+/// sample, which the CM emulation runs and Intel's compiler compiles.
+struct CmSample {
     std::vector<std::string> names;
     std::map<std::string, const Design *> by_name;
-    int refused = 0;
+    int refused = 0;      ///< over the CM register budget, or by the kernel mapping
+    int passed_over = 0;  ///< for a smaller design of their window
+};
+
+CmSample sample_cm_designs(const Run &run, const std::filesystem::path &dir, bool emulation) {
+    CmSample sample;
+    std::vector<std::string> &names = sample.names;
+    std::map<std::string, const Design *> &by_name = sample.by_name;
+    int &refused = sample.refused;
     // 32-bit types only: the CM backend's scattered writes move dwords, and it
     // refuses narrower outputs (docs/backends.md).
     std::vector<const Design *> wide;
@@ -657,7 +662,7 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
         if (dwords) wide.push_back(&d);
     }
     const size_t step = std::max<size_t>(1, wide.size() / 16);
-    int passed_over = 0;
+    int &passed_over = sample.passed_over;
     for (size_t window = 0; window < wide.size(); window += step) {
         // A design of the window whose CM source stays small: a large one takes
         // the compiler many seconds (the run's time), and the window has others.
@@ -669,7 +674,7 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
             for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
             const std::string name = "design" + std::to_string(i);
             try {
-                emit_cm_emulation(compile_to_systolic(program), name, order, dir.string(), Target::cm_gen9());
+                emit_cm(compile_to_systolic(program), name, order, dir.string(), Target::cm_gen9(), {}, emulation);
             } catch (const CompileError &e) {
                 // Over the register budget (test_cm has the numbers), or refused
                 // by the kernel IR's mapping as the CUDA lowering is; never a misuse.
@@ -688,6 +693,21 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
             break;
         }
     }
+    return sample;
+}
+
+}  // namespace
+
+TEST_CASE("a sample of accepted random systems runs on the CM emulation to the reference result", "[random][systems][cm]") {
+    // About 16 designs (compiling a CM harness takes seconds), spread over the run.
+    const Run &run = fuzzer_run();
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("pulse_random_systems_cm_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    CmSample sample = sample_cm_designs(run, dir, true);
+    const std::vector<std::string> &names = sample.names;
+    const std::map<std::string, const Design *> &by_name = sample.by_name;
+    const int refused = sample.refused, passed_over = sample.passed_over;
     std::string log;
     build_cm_emulations(dir, names, &log, true);
     int passed = 0;
@@ -701,7 +721,7 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
             continue;
         }
         // Shrunk against a build of its own, to the smallest design that still fails there.
-        const Design &d = *by_name[n];
+        const Design &d = *by_name.at(n);
         const std::filesystem::path shrink_dir = dir / ("shrink_" + n);
         std::filesystem::create_directories(shrink_dir);
         Failure failure = check_cm(d.system, d.transform, shrink_dir);
@@ -718,4 +738,31 @@ TEST_CASE("a sample of accepted random systems runs on the CM emulation to the r
     for (const std::string &r : reports) std::cout << "disagreement: " << r << "\n";
     CHECK(reports.empty());
     if (!std::getenv("PULSE_FUZZ_SYSTEMS")) CHECK(names.size() >= 8);
+}
+
+// The same sample through Intel's compiler (tools/IntelCompile.h): each CM
+// kernel compiles for kbl, tgllp, dg2 and pvc. Hidden: ctest runs it under the
+// label `intel` (test/CMakeLists.txt).
+TEST_CASE("the CM sample of accepted random systems compiles with Intel's compiler", "[.intel]") {
+    REQUIRE(missing_intel_tools(true).empty());
+    const Run &run = fuzzer_run();
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("pulse_random_systems_intel_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const CmSample sample = sample_cm_designs(run, dir, false);
+    int binaries = 0, spilled = 0;
+    for (const std::string &n : sample.names) {
+        for (const IntelBuild &b : compile_cm_for_intel((dir / (n + "_genx.cpp")).string(), intel_devices())) {
+            INFO(n << " on " << b.device << ":\n" << b.log);
+            CHECK(b.compiled);
+            CHECK(b.kernels == 1);
+            binaries += b.compiled;
+            spilled += b.spill_bytes > 0;
+        }
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    std::cout << "random systems: " << sample.names.size() << " sampled CM kernels, " << binaries << " device binaries from Intel's compiler ("
+              << spilled << " of them spill)\n";
+    if (!std::getenv("PULSE_FUZZ_SYSTEMS")) CHECK(sample.names.size() >= 8);
 }

@@ -13,6 +13,7 @@
 
 #include "codegen/CodeGenCM.h"
 #include "codegen/CodeGenCudaKernel.h"
+#include "codegen/CodeGenOpenCL.h"
 #include "codegen/CodeGenReference.h"
 #include "Emit.h"
 #include "IntelCompile.h"
@@ -304,6 +305,19 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
                 write_files(a.output_dir, files);
                 std::cout << name << ": wrote " << name << ".cu, " << name << ".h, " << name << "_reference.h, " << name
                           << "_check.cu in " << a.output_dir << "\n";
+                continue;
+            }
+            if (backend == "opencl") {
+                // The CM target's kernel IR as OpenCL C, its host program and the reference.
+                write_files(a.output_dir, print_opencl(kernel, program, input_order));
+                lap("print_opencl");
+                std::cout << name << ": wrote " << name << ".cl, " << name << "_opencl_host.cpp, " << name << "_reference.h in "
+                          << a.output_dir << "\n";
+                if (!a.intel_devices.empty()) {
+                    const std::string source = (std::filesystem::path(a.output_dir) / (name + ".cl")).string();
+                    status = std::max(status,
+                                      report_intel_builds(name, "opencl", compile_opencl_for_intel(source, a.intel_devices), a.allow_spills));
+                }
                 continue;
             }
             // The kernel, Level Zero host code and the reference; cm-emu also

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -50,32 +51,58 @@ bool step(const std::string &command, IntelBuild &build) {
     return false;
 }
 
-/// Reads what IGC's ISA dump in `dump` says of the kernels it compiled: each
-/// kernel's `.asm` file (vISA assembly is `.visaasm`) carries numGRF,
-/// `//.instCount N` and, if registers spilled, `//.spill size N`. Several
-/// kernels: the largest of each figure.
+/// What one `.asm` file of IGC's ISA dump says of the kernel it holds.
+struct IsaFigures {
+    std::string kernel;
+    int grf_registers = 0, grf_touched = 0, spill_bytes = 0, instructions = 0;
+};
+
+IsaFigures read_isa(const fs::path &path) {
+    static const std::regex kernel_name(R"(^//\.kernel (\S+))"), num_grf(R"(numGRF=(\d+))"), inst_count(R"(^//\.instCount (\d+))"),
+        spill(R"(^//\.spill size (\d+))"), reg(R"(\br(\d+)\.\d+)");
+    IsaFigures f;
+    std::ifstream in(path);
+    std::string line;
+    std::set<int> registers;
+    std::smatch m;
+    while (std::getline(in, line)) {
+        if (std::regex_search(line, m, kernel_name)) f.kernel = m[1];
+        if (std::regex_search(line, m, num_grf)) f.grf_registers = std::stoi(m[1]);
+        if (std::regex_search(line, m, inst_count)) f.instructions = std::stoi(m[1]);
+        if (std::regex_search(line, m, spill)) f.spill_bytes = std::stoi(m[1]);
+        if (line.rfind("//", 0) == 0 || line.find_first_not_of(" \t") == std::string::npos) continue;
+        const std::string code = line.substr(0, line.find("//"));
+        for (auto it = std::sregex_iterator(code.begin(), code.end(), reg); it != std::sregex_iterator(); ++it) {
+            registers.insert(std::stoi((*it)[1]));
+        }
+    }
+    f.grf_touched = (int)registers.size();
+    return f;
+}
+
+/// Reads IGC's ISA dump in `dump`: each compiled kernel's `.asm` file (vISA
+/// assembly is `.visaasm`) gives numGRF, `//.instCount N` and, if registers
+/// spilled, `//.spill size N`. IGC may compile a kernel twice (a retry with
+/// other settings after a spill) and keeps the better attempt: per kernel,
+/// the attempt with the least spill. Several kernels: the largest figures.
 void read_isa_dump(const std::string &dump, IntelBuild &build) {
-    static const std::regex num_grf(R"(numGRF=(\d+))"), inst_count(R"(^//\.instCount (\d+))"), spill(R"(^//\.spill size (\d+))"),
-        reg(R"(\br(\d+)\.\d+)");
+    std::map<std::string, IsaFigures> kernels;
     std::error_code error;
     for (const fs::directory_entry &e : fs::directory_iterator(dump, error)) {
         if (e.path().extension() != ".asm") continue;
-        build.kernels++;
-        std::ifstream f(e.path());
-        std::string line;
-        std::set<int> registers;
-        std::smatch m;
-        while (std::getline(f, line)) {
-            if (std::regex_search(line, m, num_grf)) build.grf_registers = std::max(build.grf_registers, std::stoi(m[1]));
-            if (std::regex_search(line, m, inst_count)) build.instructions = std::max(build.instructions, std::stoi(m[1]));
-            if (std::regex_search(line, m, spill)) build.spill_bytes = std::max(build.spill_bytes, std::stoi(m[1]));
-            if (line.rfind("//", 0) == 0 || line.find_first_not_of(" \t") == std::string::npos) continue;
-            const std::string code = line.substr(0, line.find("//"));
-            for (auto it = std::sregex_iterator(code.begin(), code.end(), reg); it != std::sregex_iterator(); ++it) {
-                registers.insert(std::stoi((*it)[1]));
-            }
+        IsaFigures f = read_isa(e.path());
+        auto it = kernels.find(f.kernel);
+        if (it == kernels.end() || f.spill_bytes < it->second.spill_bytes ||
+            (f.spill_bytes == it->second.spill_bytes && f.instructions < it->second.instructions)) {
+            kernels[f.kernel] = f;
         }
-        build.grf_touched = std::max(build.grf_touched, (int)registers.size());
+    }
+    build.kernels = (int)kernels.size();
+    for (const auto &[name, f] : kernels) {
+        build.grf_registers = std::max(build.grf_registers, f.grf_registers);
+        build.grf_touched = std::max(build.grf_touched, f.grf_touched);
+        build.spill_bytes = std::max(build.spill_bytes, f.spill_bytes);
+        build.instructions = std::max(build.instructions, f.instructions);
     }
 }
 
@@ -92,7 +119,7 @@ IntelBuild run_ocloc(const std::string &input_flags, const std::string &options,
     const std::string command = "IGC_ShaderDumpEnable=1 IGC_DumpToCustomDir=" + quote(fs::absolute(dump).string()) + " ocloc compile " +
                                 input_flags + " -device " + device + (options.empty() ? "" : " -options " + quote(options)) +
                                 " -output " + quote(binary.filename().string()) + " -output_no_suffix -out_dir " +
-                                quote(binary.parent_path().empty() ? "." : binary.parent_path().string()) + " -q";
+                                quote(binary.parent_path().empty() ? "." : binary.parent_path().string());
     if (!step(command, build)) return build;
     read_isa_dump(dump, build);
     if (build.kernels == 0) {
@@ -173,7 +200,11 @@ std::vector<IntelBuild> compile_opencl_for_intel(const std::string &source, cons
     const fs::path path(source);
     const std::string stem = (path.parent_path() / path.stem()).string();
     std::vector<IntelBuild> builds;
-    for (const std::string &device : devices) builds.push_back(run_ocloc("-file " + quote(source), "-cl-std=CL2.0", stem, device));
+    for (const std::string &device : devices) {
+        // pvc's sub-groups have 16 or 32 lanes, not 8 (CodeGenOpenCL.h).
+        const std::string options = "-cl-std=CL2.0" + std::string(device == "pvc" ? " -DPULSE_MIN_SUB_GROUP_SIZE=16" : "");
+        builds.push_back(run_ocloc("-file " + quote(source), options, stem, device));
+    }
     return builds;
 }
 

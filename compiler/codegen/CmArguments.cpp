@@ -8,11 +8,18 @@ std::string cm_field_argument(const kir::Kernel &kernel, const std::string &v) {
     return "";
 }
 
-/// The kernel's parameters: a surface per buffer, then each buffer's min,
-/// extent and stride (in elements) per dimension, then the thread count.
+/// The kernel's parameters: a surface per buffer, then cm_scalar_parameters.
 std::vector<std::string> cm_kernel_parameters(const kir::Kernel &k) {
     std::vector<std::string> params;
     for (const kir::BufferArg &b : k.buffers) params.push_back("SurfaceIndex surf_" + b.name + " [[type(\"buffer_t\")]]");
+    for (const std::string &p : cm_scalar_parameters(k)) params.push_back(p);
+    return params;
+}
+
+/// Each buffer's min, extent and stride (in elements) per dimension, then
+/// the thread count.
+std::vector<std::string> cm_scalar_parameters(const kir::Kernel &k) {
+    std::vector<std::string> params;
     for (const kir::BufferArg &b : k.buffers) {
         for (int d = 0; d < b.dimensions; d++) {
             for (const char *field : {"min", "extent", "stride"}) params.push_back("int " + b.name + "_" + field + std::to_string(d));

@@ -19,6 +19,9 @@ std::string cm_field_argument(const kir::Kernel &kernel, const std::string &v);
 /// The kernel's parameters, as declared by the _GENX_MAIN_ function.
 std::vector<std::string> cm_kernel_parameters(const kir::Kernel &k);
 
+/// The parameters after the surfaces: each buffer's min, extent and stride
+/// per dimension (BUFFER_minD, ...), then `int warps`; the OpenCL kernel's too.
+std::vector<std::string> cm_scalar_parameters(const kir::Kernel &k);
 /// The same arguments (after the surfaces) as host expressions over the harness's arrays.
 std::vector<std::string> cm_host_scalar_arguments(const kir::Kernel &k);
 

@@ -81,10 +81,19 @@ private:
 
     std::string binary(const Expr &a, const char *op, const Expr &b) { return "(" + print(a) + " " + op + " " + print(b) + ")"; }
 
-    /// fn<T>(a, b), a function of pulse/ScalarSemantics.h at type t.
-    std::string function(const char *fn, Type t, const Expr &a, const Expr &b) {
-        return std::string(fn) + "<" + c_type(t) + ">(" + print(a) + ", " + print(b) + ")";
+    /// fn<T...>(args), a function of pulse/ScalarSemantics.h at types `types`
+    /// (or as the scalar_function hook spells it).
+    std::string semantics_call(const std::string &fn, const std::vector<Type> &types, const std::vector<std::string> &args) {
+        if (hooks.scalar_function) return hooks.scalar_function(fn, types, args);
+        std::string s = fn + "<";
+        for (size_t i = 0; i < types.size(); i++) s += (i ? ", " : "") + c_type(types[i]);
+        s += ">(";
+        for (size_t i = 0; i < args.size(); i++) s += (i ? ", " : "") + args[i];
+        return s + ")";
     }
+
+    /// fn<T>(a, b), a function of pulse/ScalarSemantics.h at type t.
+    std::string function(const char *fn, Type t, const Expr &a, const Expr &b) { return semantics_call(fn, {t}, {print(a), print(b)}); }
 
     /// Integer arithmetic wraps (fn<T>), except index arithmetic (C's
     /// operators, see CPrinterHooks); float arithmetic is C's.
@@ -97,7 +106,11 @@ private:
     std::string cast(Type to, const Expr &value) {
         const Type from = value.type();
         if (to.is_bool()) return "(" + print(value) + " != 0)";
-        if (from.is_float() && !to.is_float()) return "pulse_float_to_int<" + c_type(to) + ">(" + print(value) + ")";
+        if (from.is_float() && !to.is_float()) {
+            // The float type is deduced in C++; named where functions are per type.
+            if (hooks.scalar_function) return hooks.scalar_function("pulse_float_to_int", {to, from}, {print(value)});
+            return semantics_call("pulse_float_to_int", {to}, {print(value)});
+        }
         return "((" + c_type(to) + ")" + print(value) + ")";
     }
 
@@ -107,9 +120,9 @@ private:
         for (const Expr &a : op->args) args.push_back(print(a));
         if (op->is_intrinsic(Call::abs)) {
             const Type at = op->args[0].type();
-            if (at.is_float()) return "pulse_fabs<" + c_type(at) + ">(" + args[0] + ")";
+            if (at.is_float()) return semantics_call("pulse_fabs", {at}, {args[0]});
             if (at.is_uint()) return args[0];
-            return "pulse_iabs<" + c_type(op->type) + ", " + c_type(at) + ">(" + args[0] + ")";
+            return semantics_call("pulse_iabs", {op->type, at}, {args[0]});
         }
         const std::string &n = op->name;
         if (n == "sqrt_f32" || n == "exp_f32" || n == "floor_f32") return n.substr(0, n.size() - 4) + "f(" + args[0] + ")";

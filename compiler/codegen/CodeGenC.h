@@ -22,6 +22,12 @@ struct CPrinterHooks {
     /// fold it into addressing only when overflow is theirs to assume away.
     /// Unset: every integer expression wraps.
     std::function<bool(const Halide::Expr &)> is_index;
+    /// How a call of a scalar-semantics function is spelled: `fn` at the
+    /// element types `types` (e.g. pulse_div at int32) applied to `args`.
+    /// Unset: the C++ template call fn<T...>(args) of pulse/ScalarSemantics.h;
+    /// a language without templates (OpenCL C) names one function per type.
+    std::function<std::string(const std::string &fn, const std::vector<Halide::Type> &types, const std::vector<std::string> &args)>
+        scalar_function;
 };
 
 /// Prints `e` as a C expression with the language's scalar semantics

@@ -1,7 +1,10 @@
-// The host programs of the CM backend: NAME_host.cpp (Level Zero on an Intel
-// GPU) and NAME_emu.cpp (Pulse's CPU emulation of CM), which share their
-// buffers, inputs, reference run and comparison (HostParts).
+// The host programs of the Intel backends: NAME_host.cpp (the CM kernel
+// through Level Zero on an Intel GPU), NAME_emu.cpp (the CM kernel on Pulse's
+// CPU emulation of CM) and NAME_opencl_host.cpp (the OpenCL kernel through
+// the OpenCL API), which share their buffers, inputs, reference run and
+// comparison (HostParts).
 #include "codegen/CodeGenCM.h"
+#include "codegen/CodeGenOpenCL.h"
 
 #include <sstream>
 
@@ -220,6 +223,115 @@ std::string print_cm_host(const kir::Kernel &k) {
     zeKernelDestroy(kernel);
     zeModuleDestroy(module);
     zeContextDestroy(context);
+)";
+    out << parts.check << "}\n";
+    return out.str();
+}
+
+std::string print_opencl_host(const kir::Kernel &k) {
+    const std::string &name = k.name;
+    HostParts parts = host_parts(k);
+    std::ostringstream out;
+    out << "// " << name << "_opencl_host.cpp: runs the OpenCL kernel " << name << ".cl on the first GPU of the\n"
+        << "// first OpenCL platform that has one and checks it against the emitted reference. " << generated_by() << ".\n//\n"
+        << "// Build and run (docs/backends.md, \"OpenCL\"; Debian: ocl-icd-opencl-dev, intel-opencl-icd):\n"
+        << "//   c++ -std=c++17 -O2 " << name << "_opencl_host.cpp -lOpenCL -o " << name << "_opencl_host\n"
+        << "//   ./" << name << "_opencl_host [instances [seed]]    (reads " << name << ".cl from the current directory)\n";
+    out << "#define CL_TARGET_OPENCL_VERSION 300\n#include <CL/cl.h>\n#include <CL/cl_ext.h>\n\n";
+    out << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <fstream>\n#include "
+           "<iterator>\n#include <limits>\n#include <random>\n#include <string>\n#include <vector>\n\n";
+    out << "#include \"" << name << "_reference.h\"\n\n";
+    out << "#define CL_CHECK(call)                                                           \\\n"
+           "    do {                                                                         \\\n"
+           "        cl_int e_ = (call);                                                      \\\n"
+           "        if (e_ != CL_SUCCESS) {                                                  \\\n"
+           "            std::fprintf(stderr, \"%s failed: %d\\n\", #call, (int)e_);              \\\n"
+           "            std::exit(2);                                                        \\\n"
+           "        }                                                                        \\\n"
+           "    } while (0)\n\n";
+    out << host_helpers() << "\n";
+    out << main_prologue(name, parts);
+    out << R"(    // The first GPU of the first platform that has one.
+    cl_uint platforms = 0;
+    if (clGetPlatformIDs(0, nullptr, &platforms) != CL_SUCCESS) platforms = 0;  // none installed
+    std::vector<cl_platform_id> platform(platforms);
+    if (platforms > 0) CL_CHECK(clGetPlatformIDs(platforms, platform.data(), nullptr));
+    cl_device_id device = nullptr;
+    for (cl_platform_id p : platform) {
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS) break;
+        device = nullptr;
+    }
+    if (!device) { std::fprintf(stderr, "no OpenCL GPU (install the device's OpenCL runtime, e.g. intel-opencl-icd)\n"); return 2; }
+    cl_int error = CL_SUCCESS;
+    cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &error);
+    CL_CHECK(error);
+    cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &error);
+    CL_CHECK(error);
+    // The kernel from source; a device whose least sub-group size is 16 (pvc) gets it.
+    size_t sizes_bytes = 0;
+    std::string options;
+    if (clGetDeviceInfo(device, CL_DEVICE_SUB_GROUP_SIZES_INTEL, 0, nullptr, &sizes_bytes) == CL_SUCCESS && sizes_bytes > 0) {
+        std::vector<size_t> sizes(sizes_bytes / sizeof(size_t));
+        CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizes_bytes, sizes.data(), nullptr));
+        options = "-DPULSE_MIN_SUB_GROUP_SIZE=" + std::to_string(*std::min_element(sizes.begin(), sizes.end()));
+    }
+)";
+    out << "    std::ifstream cl_file(\"" << name << ".cl\");\n";
+    out << "    if (!cl_file) { std::fprintf(stderr, \"cannot open " << name << ".cl\\n\"); return 2; }\n";
+    out << R"(    const std::string text((std::istreambuf_iterator<char>(cl_file)), std::istreambuf_iterator<char>());
+    const char *text_pointer = text.c_str();
+    cl_program program = clCreateProgramWithSource(context, 1, &text_pointer, nullptr, &error);
+    CL_CHECK(error);
+    if (clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+        size_t log_bytes = 0;
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_bytes);
+        std::string log(log_bytes, '\0');
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, log_bytes, &log[0], nullptr);
+        std::fprintf(stderr, "the kernel does not build:\n%s\n", log.c_str());
+        return 2;
+    }
+)";
+    out << "    cl_kernel kernel = clCreateKernel(program, \"" << name << "\", &error);\n    CL_CHECK(error);\n";
+    out << R"(    // Buffers: copied in, one kernel argument each; then the scalars.
+    cl_uint arg = 0;
+    std::vector<cl_mem> allocations;
+    auto bind = [&](void *data, size_t bytes) {
+        cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, std::max<size_t>(bytes, 1), data, &error);
+        CL_CHECK(error);
+        CL_CHECK(clSetKernelArg(kernel, arg++, sizeof(m), &m));
+        allocations.push_back(m);
+        return m;
+    };
+)";
+    std::vector<std::string> outputs;
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.is_output) outputs.push_back(b.name);
+        out << "    " << (b.is_output ? "cl_mem " + b.name + "_device = " : std::string()) << "bind(" << b.name << ".data(), " << b.name
+            << ".size() * sizeof(" << b.name << "[0]));\n";
+    }
+    for (const std::string &a : cm_host_scalar_arguments(k)) {
+        out << "    { cl_int v = " << a << "; CL_CHECK(clSetKernelArg(kernel, arg++, sizeof(v), &v)); }\n";
+    }
+    out << R"(    // One sub-group per warp of the kernel IR, one sub-group per work-group.
+    if (warps <= 0) { std::fprintf(stderr, "no sub-groups to run\n"); return 2; }
+    size_t sub_group = 0;
+    {
+        const size_t local_guess = 32;
+        CL_CHECK(clGetKernelSubGroupInfo(kernel, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof(local_guess), &local_guess,
+                                         sizeof(sub_group), &sub_group, nullptr));
+    }
+    const size_t local = sub_group, global = (size_t)warps * sub_group;
+    CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+)";
+    for (const std::string &o : outputs) {
+        out << "    CL_CHECK(clEnqueueReadBuffer(queue, " << o << "_device, CL_TRUE, 0, " << o << ".size() * sizeof(" << o << "[0]), " << o
+            << ".data(), 0, nullptr, nullptr));\n";
+    }
+    out << R"(    for (cl_mem m : allocations) clReleaseMemObject(m);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
 )";
     out << parts.check << "}\n";
     return out.str();
