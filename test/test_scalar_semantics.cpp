@@ -18,6 +18,8 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <type_traits>
+#include <unistd.h>
 
 #include "codegen/CodeGenC.h"
 #include "codegen/CodeGenCM.h"
@@ -29,6 +31,7 @@
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "TestUtil.h"
+#include "pulse/ScalarSemantics.h"
 
 using namespace pulse;
 using Halide::Type;
@@ -461,4 +464,174 @@ TEST_CASE("every evaluator computes the same bits for random expressions of ever
         compared += check_batch(seed + 2 * i + 1, 40, dword_types, true);
     }
     std::cout << "scalar semantics: " << compared << " random expressions compared bit for bit on 5 evaluators\n";
+}
+
+namespace {
+
+/// Edge values of each type as bit patterns (the integers' and floats' extremes,
+/// zeros, NaN, infinities, halves, values past every integer range).
+std::vector<uint64_t> edge_bits(Type t) {
+    std::vector<uint64_t> v;
+    if (t.is_float()) {
+        const std::vector<double> values = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.5, 127.5, -128.5, 255.9, 65535.5, -32768.9,
+                                            2147483647.0, 2147483648.0, -2147483649.0, 4294967296.0, 9.3e18, 1.9e19, -9.3e18, 3.0e38,
+                                            -1e300, 1e-40, -7.0, 7.0, 3.0, -3.0, std::numeric_limits<double>::infinity(),
+                                            -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+        for (double d : values) {
+            if (t.bits() == 32) {
+                float f = (float)d;
+                uint32_t b;
+                std::memcpy(&b, &f, 4);
+                v.push_back(b);
+            } else {
+                uint64_t b;
+                std::memcpy(&b, &d, 8);
+                v.push_back(b);
+            }
+        }
+        return v;
+    }
+    const uint64_t mask = t.bits() == 64 ? ~0ull : (1ull << t.bits()) - 1;
+    const uint64_t top = 1ull << (t.bits() - 1);
+    for (uint64_t b : std::initializer_list<uint64_t>{0ull, 1ull, 2ull, 3ull, 7ull, 100ull, ~0ull, ~1ull, ~6ull, top, top - 1, top + 1, mask - 1, 0x5Aull}) v.push_back(b & mask);
+    return v;
+}
+
+template<typename T>
+T from_bits(uint64_t b) {
+    T x;
+    if constexpr (sizeof(T) == 8) {
+        std::memcpy(&x, &b, 8);
+    } else {
+        typename std::conditional<sizeof(T) == 4, uint32_t, typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type n =
+            (decltype(n))b;
+        std::memcpy(&x, &n, sizeof(T));
+    }
+    return x;
+}
+
+template<typename T>
+uint64_t to_bits(T x) {
+    if constexpr (std::is_floating_point<T>::value) {
+        if (x != x) return 0x7FF8DEADull;  // a NaN equals any NaN
+    }
+    uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof(T));
+    return b;
+}
+
+/// The results, in order, of every scalar-semantics function at `T` on every
+/// pair of T's edge values (unary ones on each value): what the OpenCL
+/// program below prints for the same type.
+template<typename T>
+void expected_results(Type t, std::vector<uint64_t> &out) {
+    const std::vector<uint64_t> bits = edge_bits(t);
+    for (uint64_t ab : bits) {
+        const T a = from_bits<T>(ab);
+        if constexpr (std::is_floating_point<T>::value) {
+            out.push_back(to_bits(pulse_fabs<T>(a)));
+            out.push_back(to_bits(pulse_float_to_int<int8_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<int16_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<int32_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<int64_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<uint8_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<uint16_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<uint32_t>(a)));
+            out.push_back(to_bits(pulse_float_to_int<uint64_t>(a)));
+        } else if constexpr (std::is_signed<T>::value) {
+            out.push_back(to_bits(pulse_iabs<typename std::make_unsigned<T>::type, T>(a)));
+        }
+        for (uint64_t bb : bits) {
+            const T b = from_bits<T>(bb);
+            if constexpr (std::is_floating_point<T>::value) {
+                for (T r : {pulse_fmod<T>(a, b), pulse_fmin<T>(a, b), pulse_fmax<T>(a, b)}) out.push_back(to_bits(r));
+            } else {
+                for (T r : {pulse_add<T>(a, b), pulse_sub<T>(a, b), pulse_mul<T>(a, b), pulse_div<T>(a, b), pulse_mod<T>(a, b), pulse_min<T>(a, b),
+                            pulse_max<T>(a, b)}) {
+                    out.push_back(to_bits(r));
+                }
+            }
+        }
+    }
+}
+
+/// The C program that prints the same results through the OpenCL rendition
+/// (runtime/emitted/opencl_helpers.cl, compiled as C with OpenCL's names).
+std::string opencl_semantics_program(const std::string &helpers) {
+    std::ostringstream s;
+    s << "#include <stdbool.h>\n#include <stdio.h>\n#include <string.h>\n#include <math.h>\n";
+    s << "typedef unsigned char uchar;\ntypedef unsigned short ushort;\ntypedef unsigned int uint;\ntypedef unsigned long ulong;\n";
+    s << "#define cl_khr_fp64 1\n" << helpers << "\n";
+    s << "#define BITS(x) ({ __typeof__(x) v_ = (x); unsigned long long b_ = 0; memcpy(&b_, &v_, sizeof v_); b_; })\n";
+    s << "#define OUT(x) do { __typeof__(x) r_ = (x); if (r_ != r_) printf(\"7ff8dead\\n\"); else printf(\"%llx\\n\", BITS(r_)); } while (0)\n";
+    s << "int main(void) {\n";
+    for (Type t : all_types) {
+        const std::string T = c_type(t);
+        const std::vector<uint64_t> bits = edge_bits(t);
+        s << "    {\n        static const unsigned long long bits[] = {";
+        for (size_t i = 0; i < bits.size(); i++) s << (i ? ", " : "") << bits[i] << "ull";
+        s << "};\n        const int n = " << bits.size() << ";\n";
+        s << "        for (int i = 0; i < n; i++) {\n            " << T << " a; memcpy(&a, &bits[i], sizeof a);\n";
+        if (t.is_float()) {
+            s << "            OUT(pulse_fabs_" << T << "(a));\n";
+            for (const char *i : {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"}) {
+                s << "            OUT(pulse_float_to_int_" << i << "_" << T << "(a));\n";
+            }
+        } else if (t.is_int()) {
+            s << "            OUT(pulse_iabs_u" << T << "_" << T << "(a));\n";
+        }
+        s << "            for (int j = 0; j < n; j++) {\n                " << T << " b; memcpy(&b, &bits[j], sizeof b);\n";
+        const std::vector<std::string> ops = t.is_float() ? std::vector<std::string>{"fmod", "fmin", "fmax"}
+                                                          : std::vector<std::string>{"add", "sub", "mul", "div", "mod", "min", "max"};
+        for (const std::string &op : ops) s << "                OUT(pulse_" << op << "_" << T << "(a, b));\n";
+        s << "            }\n        }\n    }\n";
+    }
+    s << "    return 0;\n}\n";
+    return s.str();
+}
+
+}  // namespace
+
+extern const char *const pulse_opencl_helpers_text;  // runtime/emitted/opencl_helpers.cl
+
+TEST_CASE("the OpenCL rendition of the scalar semantics computes the same bits as pulse/ScalarSemantics.h", "[scalar][opencl]") {
+    // OpenCL C has no templates, so OpenCL kernels carry their own copy of
+    // the semantics, one function per type; compiled here as C (the language
+    // it is written in the subset of) and run on every pair of edge values.
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pulse_opencl_semantics_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "semantics.c") << opencl_semantics_program(pulse_opencl_helpers_text);
+    std::string log;
+    // -fwrapv: OpenCL C's integer conversions keep the low bits, as the GPU's do.
+    const bool built = run_command("cc -std=gnu11 -O1 -fwrapv -Wno-unknown-pragmas '" + (dir / "semantics.c").string() + "' -o '" +
+                                       (dir / "semantics").string() + "' 2>&1",
+                                   &log) == 0;
+    INFO(log);
+    REQUIRE(built);
+    std::string printed;
+    REQUIRE(run_command("'" + (dir / "semantics").string() + "'", &printed) == 0);
+    std::vector<uint64_t> expected;
+    expected_results<int8_t>(Halide::Int(8), expected);
+    expected_results<int16_t>(Halide::Int(16), expected);
+    expected_results<int32_t>(Halide::Int(32), expected);
+    expected_results<int64_t>(Halide::Int(64), expected);
+    expected_results<uint8_t>(Halide::UInt(8), expected);
+    expected_results<uint16_t>(Halide::UInt(16), expected);
+    expected_results<uint32_t>(Halide::UInt(32), expected);
+    expected_results<uint64_t>(Halide::UInt(64), expected);
+    expected_results<float>(Halide::Float(32), expected);
+    expected_results<double>(Halide::Float(64), expected);
+    std::istringstream lines(printed);
+    std::string line;
+    size_t i = 0, mismatches = 0;
+    while (std::getline(lines, line)) {
+        if (i < expected.size() && std::stoull(line, nullptr, 16) != expected[i]) {
+            if (mismatches++ < 5) UNSCOPED_INFO("result " << i << ": OpenCL " << line << ", ScalarSemantics.h " << std::hex << expected[i] << std::dec);
+        }
+        i++;
+    }
+    CHECK(i == expected.size());
+    CHECK(mismatches == 0);
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
 }
