@@ -176,7 +176,9 @@ std::vector<IntelBuild> compile_cm_for_intel(const std::string &source, const st
                             "-fno-rtti -Wno-unknown-attributes -I " + quote(directory + "/cm_vc") + " -emit-llvm -c " + quote(source) +
                                 " -o " + quote(bitcode),
                             common) &&
-                       step("opt-14 -load-pass-plugin=" + quote(vc_plugin()) + " -passes=pulse-genx-kernels,GenXSPIRVWriterAdaptor " +
+                       step("opt-14 -load-pass-plugin=" + quote(vc_plugin()) +
+                                    " -passes='pulse-genx-lower,function(sroa,early-cse,instcombine,simplifycfg),pulse-genx-kernels,"
+                                    "GenXSPIRVWriterAdaptor' " +
                                 quote(bitcode) + " -o " + quote(genx),
                             common) &&
                        step("llvm-spirv-14 --spirv-allow-unknown-intrinsics=llvm.genx. "

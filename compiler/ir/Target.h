@@ -60,6 +60,11 @@ struct Target {
     /// A warp vote (CUDA's __all_sync) the compiler takes as a promise that
     /// the warp stays whole inside the branch it guards (vote_uniform_tests).
     bool has_warp_vote() const { return is_cuda(); }
+    /// Every index fits 32 bits: a CM surface takes 32-bit element offsets
+    /// and the buffer fields are int kernel arguments, so 64-bit index
+    /// comparisons are made 32-bit (narrow_index_comparisons); an Intel GPU
+    /// emulates 64-bit integer vectors or spends four registers on one.
+    bool has_32_bit_indices() const { return is_cm(); }
 };
 
 }  // namespace pulse

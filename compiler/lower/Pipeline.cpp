@@ -13,6 +13,7 @@
 #include "lower/CheckCmSupport.h"
 #include "lower/ExchangeAcrossWarps.h"
 #include "lower/HoistLoads.h"
+#include "lower/NarrowIndexComparisons.h"
 #include "lower/LowerToSystolic.h"
 #include "lower/PeelLoops.h"
 #include "lower/PlaceUniformInputs.h"
@@ -31,6 +32,7 @@ bool has_constant_bank(const Target &t) { return t.has_constant_bank(); }
 bool keeps_register_windows(const Target &t) { return t.keeps_register_windows(); }
 bool has_warp_vote(const Target &t) { return t.has_warp_vote(); }
 bool is_cm(const Target &t) { return t.is_cm(); }
+bool has_32_bit_indices(const Target &t) { return t.has_32_bit_indices(); }
 
 struct KernelPass {
     const char *name;
@@ -58,6 +60,7 @@ const KernelPass kernel_passes[] = {
     {"batch_exchanges", any_target<batch_exchanges>, always},
     {"exchange_across_warps", any_target<exchange_across_warps>, always},
     {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},
+    {"narrow_index_comparisons", any_target<narrow_index_comparisons>, has_32_bit_indices},
     {"check_cm_support", check_cm_support_pass, is_cm},
 };
 

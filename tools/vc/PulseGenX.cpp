@@ -2,20 +2,22 @@
 // stock clang against runtime/cm_vc/cm/cm.h, so that it has the form Intel's
 // CM compiler gives IGC's vector-compute (VC) backend:
 //
+//   pulse-genx-lower        the header's placeholders become genx intrinsics:
+//                           regions (pulse.vc.region.*) rdregion / wrregion,
+//                           scattered accesses (pulse.vc.gather.*,
+//                           pulse.vc.scatter.*) the dataport intrinsics, whose
+//                           i1 masks clang 14 cannot spell;
 //   pulse-genx-kernels      functions annotated "pulse_genx_main" (the header's
 //                           _GENX_MAIN_) become CM kernels: the CMGenxMain
 //                           attribute and a !genx.kernels entry whose argument
-//                           kinds say which arguments are surfaces; the
-//                           header's scattered-access placeholders
-//                           (pulse.vc.gather.*, pulse.vc.scatter.*) become the
-//                           genx intrinsics, whose i1 masks clang 14 cannot
-//                           spell; `freeze` goes (llvm-spirv 14 has no SPIR-V
-//                           for it).
+//                           kinds say which arguments are surfaces; `freeze`
+//                           goes (llvm-spirv 14 has no SPIR-V for it).
 //   GenXSPIRVWriterAdaptor  vc-intrinsics' pass: that metadata as the SPIR-V
 //                           translator reads it.
 //
-// Usage (tools/vc/pulse-vc-compile.sh runs the whole road):
-//   opt-14 -load-pass-plugin=PulseGenX.so -passes=pulse-genx-kernels,GenXSPIRVWriterAdaptor in.bc -o out.bc
+// Usage (tools/IntelCompile.cpp runs the whole road):
+//   opt-14 -load-pass-plugin=PulseGenX.so -passes='pulse-genx-lower,function(sroa,early-cse,instcombine,simplifycfg),
+//          pulse-genx-kernels,GenXSPIRVWriterAdaptor' in.bc -o out.bc
 #include "llvm/GenXIntrinsics/GenXIntrinsics.h"
 #include "llvm/GenXIntrinsics/GenXMetadata.h"
 #include "llvm/GenXIntrinsics/GenXSPIRVWriterAdaptor.h"
@@ -131,6 +133,70 @@ void lower_scattered_placeholders(Module &module) {
     }
 }
 
+/// The element type a region placeholder names by its size and kind.
+Type *element_type(LLVMContext &context, int64_t bytes, bool is_float) {
+    if (is_float) return bytes == 8 ? Type::getDoubleTy(context) : bytes == 2 ? Type::getHalfTy(context) : Type::getFloatTy(context);
+    return Type::getIntNTy(context, (unsigned)bytes * 8);
+}
+
+/// pulse.vc.region.read(destination, parent, offset, stride, n, p, bytes,
+/// is_float) and pulse.vc.region.write(parent, source, ...): N elements
+/// `stride` apart from element `offset` of a vector of P, as
+/// llvm.genx.rdregion / wrregion on the vectors the pointers hold (a 1-D
+/// region: vertical stride 0, width N). Returns false, with a message, if a
+/// size is not a constant (the header's templates make them constants).
+bool lower_region_placeholders(Module &module) {
+    std::vector<CallInst *> calls;
+    for (Function &f : module) {
+        if (f.getName() != "pulse.vc.region.read" && f.getName() != "pulse.vc.region.write") continue;
+        for (User *user : f.users())
+            if (auto *call = dyn_cast<CallInst>(user)) calls.push_back(call);
+    }
+    LLVMContext &context = module.getContext();
+    Type *i32 = Type::getInt32Ty(context), *i16 = Type::getInt16Ty(context);
+    for (CallInst *call : calls) {
+        const bool read = call->getCalledFunction()->getName() == "pulse.vc.region.read";
+        int64_t sizes[5];
+        for (int i = 0; i < 5; i++) {
+            auto *c = dyn_cast<ConstantInt>(call->getArgOperand(3 + i));
+            if (!c) {
+                errs() << "pulse-genx-lower: a region whose stride or size is not a constant: " << *call << "\n";
+                return false;
+            }
+            sizes[i] = c->getSExtValue();
+        }
+        const int64_t stride = sizes[0], n = sizes[1], p = sizes[2], bytes = sizes[3];
+        Type *element = element_type(context, bytes, sizes[4] != 0);
+        auto *sub = FixedVectorType::get(element, (unsigned)n), *whole = FixedVectorType::get(element, (unsigned)p);
+        const bool is_float = element->isFloatingPointTy();
+        IRBuilder<> b(call);
+        auto pointer = [&](Value *v, Type *t) { return b.CreateBitCast(v, t->getPointerTo(v->getType()->getPointerAddressSpace())); };
+        Value *parent_pointer = pointer(call->getArgOperand(read ? 1 : 0), whole);
+        Value *offset = b.CreateTrunc(b.CreateMul(call->getArgOperand(2), ConstantInt::get(i32, bytes)), i16);
+        Value *parent = b.CreateLoad(whole, parent_pointer);
+        if (read) {
+            Function *f = GenXIntrinsic::getGenXDeclaration(&module, is_float ? GenXIntrinsic::genx_rdregionf : GenXIntrinsic::genx_rdregioni,
+                                                            {sub, whole, i16});
+            Value *region = b.CreateCall(f, {parent, ConstantInt::get(i32, 0), ConstantInt::get(i32, n), ConstantInt::get(i32, stride), offset,
+                                             ConstantInt::get(i32, p)});
+            b.CreateStore(region, pointer(call->getArgOperand(0), sub));
+        } else {
+            Value *value = b.CreateLoad(sub, pointer(call->getArgOperand(1), sub));
+            Type *i1 = Type::getInt1Ty(context);
+            Function *f = GenXIntrinsic::getGenXDeclaration(&module, is_float ? GenXIntrinsic::genx_wrregionf : GenXIntrinsic::genx_wrregioni,
+                                                            {whole, sub, i16, i1});
+            Value *updated = b.CreateCall(f, {parent, value, ConstantInt::get(i32, 0), ConstantInt::get(i32, n), ConstantInt::get(i32, stride),
+                                              offset, ConstantInt::get(i32, p), ConstantInt::getTrue(context)});
+            b.CreateStore(updated, parent_pointer);
+        }
+        call->eraseFromParent();
+    }
+    for (const char *name : {"pulse.vc.region.read", "pulse.vc.region.write"})
+        if (Function *f = module.getFunction(name))
+            if (f->use_empty()) f->eraseFromParent();
+    return true;
+}
+
 /// `freeze x` as x: llvm-spirv 14 has no SPIR-V for freeze (later
 /// translators do the same), and IGC has no poison to stop.
 void drop_freezes(Module &module) {
@@ -156,9 +222,18 @@ void use_default_convention_for_intrinsics(Module &module) {
     }
 }
 
+/// The header's placeholders as genx intrinsics; SROA then makes the vectors
+/// the region calls kept in memory registers again.
+struct PulseGenXLower : PassInfoMixin<PulseGenXLower> {
+    PreservedAnalyses run(Module &module, ModuleAnalysisManager &) {
+        if (!lower_region_placeholders(module)) report_fatal_error("pulse-genx-lower: cannot lower the regions (see above)", false);
+        lower_scattered_placeholders(module);
+        return PreservedAnalyses::none();
+    }
+};
+
 struct PulseGenXKernels : PassInfoMixin<PulseGenXKernels> {
     PreservedAnalyses run(Module &module, ModuleAnalysisManager &) {
-        lower_scattered_placeholders(module);
         drop_freezes(module);
         use_default_convention_for_intrinsics(module);
         LLVMContext &context = module.getContext();
@@ -192,6 +267,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
     return {LLVM_PLUGIN_API_VERSION, "PulseGenX", "1", [](PassBuilder &builder) {
                 builder.registerPipelineParsingCallback(
                     [](StringRef name, ModulePassManager &passes, ArrayRef<PassBuilder::PipelineElement>) {
+                        if (name == "pulse-genx-lower") {
+                            passes.addPass(PulseGenXLower());
+                            return true;
+                        }
                         if (name == "pulse-genx-kernels") {
                             passes.addPass(PulseGenXKernels());
                             return true;

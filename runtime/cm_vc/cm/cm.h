@@ -2,8 +2,8 @@
 // (compiler/codegen/CodeGenCM.h), written for stock clang (spir64 target) so
 // that the kernels compile to LLVM IR in the form Intel's CM compiler
 // produces: CM's vectors are clang extended vectors, regions are element
-// moves that fold into region reads and writes, and memory operations are
-// calls of the genx intrinsics (llvm.genx.*). That IR goes through
+// reads and writes of regions (llvm.genx.rdregion / wrregion), and memory
+// operations are calls of the genx intrinsics (llvm.genx.*). That IR goes through
 // GenXSPIRVWriterAdaptor and llvm-spirv to SPIR-V, and IGC's vector-compute
 // (VC) backend compiles it to Gen ISA (tools/vc/, docs/backends.md).
 //
@@ -11,10 +11,11 @@
 // with `-I runtime/cm_vc`: the same kernel text builds against either. The
 // emulation checks numerics; this one shows what the GPU compiler makes of
 // the text (registers, spills, instructions). Everything here is inlined:
-// the only calls left in the IR are genx intrinsics and the two placeholders
-// of scattered reads and writes (`pulse.vc.gather.*`, `pulse.vc.scatter.*`),
-// which tools/vc/PulseGenX.cpp turns into the intrinsics (their predicate is
-// a vector of i1, which clang 14 cannot spell).
+// the only calls left in the IR are genx intrinsics and placeholders that
+// tools/vc/PulseGenX.cpp turns into intrinsics: the scattered reads and
+// writes (`pulse.vc.gather.*`, `pulse.vc.scatter.*`: their predicate is a
+// vector of i1, which clang 14 cannot spell) and the regions
+// (`pulse.vc.region.*`: their types vary with every size).
 //
 // Rules of the emulation kept here: region shapes are checked at compile
 // time (static_assert); the right-hand side of an assignment is read whole
@@ -133,6 +134,18 @@ PULSE_VC_INLINE lanes<T, N> select_lanes(lanes<ushort, N> mask, lanes<T, N> a, l
     using I = typename int_of_size<sizeof(T)>::type;
     return __builtin_convertvector(mask, lanes<I, N>) != (I)0 ? a : b;
 }
+
+// A region of a vector (N elements `stride` apart from element `offset` of
+// P): placeholders that tools/vc/PulseGenX.cpp turns into the genx region
+// intrinsics, as CM's compiler emits a select. LLVM's optimizer cannot see
+// through those, so a region copy stays one register move: as element moves
+// it would fold a lane shift of every step into moves from older values and
+// keep them all live (spilling the systolic array's registers). The sizes are
+// constants once inlined; the pointers are those of the vectors.
+extern "C" void region_read(void *destination, const void *parent, int offset, int stride, int n, int p, int element_bytes,
+                            int is_float) __asm__("pulse.vc.region.read");
+extern "C" void region_write(void *parent, const void *source, int offset, int stride, int n, int p, int element_bytes,
+                             int is_float) __asm__("pulse.vc.region.write");
 
 /// One element of a vector, as the target of an assignment: `v(i) = x`.
 template<typename T, int N, typename Owner>
@@ -273,15 +286,12 @@ public:
     }
 
     PULSE_VC_INLINE cm_vc::lanes<T, N> value() const {
-        const cm_vc::lanes<T, P> p = parent;
         cm_vc::lanes<T, N> r;
-        for (int i = 0; i < N; i++) r[i] = p[offset + i * step];
+        cm_vc::region_read(&r, &parent, offset, step, N, P, (int)sizeof(T), __is_floating_point(T));
         return r;
     }
     PULSE_VC_INLINE void set_value(cm_vc::lanes<T, N> x) {
-        cm_vc::lanes<T, P> p = parent;
-        for (int i = 0; i < N; i++) p[offset + i * step] = x[i];
-        parent = p;
+        cm_vc::region_write(&parent, &x, offset, step, N, P, (int)sizeof(T), __is_floating_point(T));
     }
     template<int S>
     PULSE_VC_INLINE vector_ref<T, S, P> region(int first, int stride) {
