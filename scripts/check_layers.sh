@@ -7,13 +7,14 @@
 #   exec      compiler/exec        CPU evaluators of the IRs, buffer element I/O
 #   analysis  compiler/analysis    dependences, isl model, validator, reverse map, report
 #   lower     compiler/lower       the pass lists and the lowerings
-#   codegen   compiler/codegen     printers of the IRs (C, CUDA, CM, C++ reference); they
+#   codegen   compiler/codegen     printers of the IRs (C, CUDA, CM, OpenCL, C++ reference); they
 #                                  include only ir and base: a printer takes a finished kernel
 #   frontend  frontend/include/pulse, frontend/src   the embedded language (pulse.h)
 #   tools     tools                the generator command line
 #
-# tools/import (pulse-import, a C front end on Clang) stands beside the layers:
-# it links neither Halide nor the compiler, so it includes only its own headers.
+# tools/import (pulse-import, a C front end on Clang) and tools/vc (an opt-14
+# plugin for Intel's compiler) stand beside the layers: they link neither
+# Halide nor the compiler, so they include only their own headers.
 #
 # Headers are named by their folder ("ir/KernelIR.h", "pulse/pulse.h"); a
 # quoted include that names no folder must be a file beside the includer. It
@@ -42,6 +43,7 @@ layer_of() {
         frontend/include/pulse | frontend/src) echo frontend ;;
         tools) echo tools ;;
         tools/import) echo import ;;
+        tools/vc) echo vc ;;
         *) echo "" ;;
     esac
 }
@@ -55,7 +57,7 @@ while IFS= read -r file; do
     files=$((files + 1))
     from=$(layer_of "$file")
     if [[ -z "$from" ]]; then
-        fail "$file: not in a layer folder (base/include/pulse, compiler/{ir,exec,analysis,lower,codegen}, frontend/{include/pulse,src}, tools, tools/import)"
+        fail "$file: not in a layer folder (base/include/pulse, compiler/{ir,exec,analysis,lower,codegen}, frontend/{include/pulse,src}, tools, tools/import, tools/vc)"
         continue
     fi
     # Only directives at the start of a line: the backends print "#include" inside strings.
@@ -83,9 +85,9 @@ while IFS= read -r file; do
         esac
         includes=$((includes + 1))
         to=$(layer_of "$target")
-        if [[ "$from" == import || "$to" == import ]]; then
+        if [[ "$from" == import || "$to" == import || "$from" == vc || "$to" == vc ]]; then
             if [[ "$from" != "$to" ]]; then
-                fail "$file:$line: includes $target: tools/import includes only its own headers, and no layer includes it"
+                fail "$file:$line: includes $target: tools/$from includes only its own headers, and no layer includes it"
             fi
             continue
         fi

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <unistd.h>
 
 #include "codegen/CodeGenCM.h"
@@ -71,6 +72,14 @@ TEST_CASE("intel: the tools are installed", "[.intel]") {
     REQUIRE(missing_intel_tools(true).empty());
 }
 
+/// The specs whose kernels Intel's compiler spills at their default sizes:
+/// arrays of 32 lanes whose register plan (plan_cm_registers) already takes
+/// 3008 to 3136 of the 4096 GRF bytes, leaving IGC too little for its message
+/// payloads, masks and address temporaries (docs/backends.md, "Intel
+/// resources"). Any other spec that spills fails the test.
+const std::set<std::string> known_to_spill = {"conv2d_os",      "conv2d_ssam",    "stencil2d_9pt",
+                                              "stencil2d_25pt", "stencil3d_7pt",  "stencil3d_27pt"};
+
 TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compiler for kbl, tgllp, dg2 and pvc", "[.intel]") {
     REQUIRE(missing_intel_tools(true).empty());
     std::ofstream table;
@@ -117,6 +126,7 @@ TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compil
                 CHECK(b.instructions > 0);
                 CHECK(b.grf_registers >= 128);
                 CHECK(std::filesystem::file_size(b.binary) > 0);
+                if (!known_to_spill.count(name)) CHECK(b.spill_bytes == 0);
                 std::cout << name << ": " << backend << " " << b.summary() << "\n";
                 record(table, name, backend, b);
                 compiled += b.compiled;

@@ -1,6 +1,18 @@
 #include "codegen/CmArguments.h"
 
+#include "ir/ExactSimplify.h"
+
 namespace pulse {
+
+Halide::Expr intel_element_offset(const kir::BufferArg &b, const std::vector<Halide::Expr> &coords) {
+    using Halide::Int;
+    Halide::Expr index = Halide::Internal::make_const(Int(32), 0);
+    for (int d = 0; d < b.dimensions; d++) {
+        index = index + (Halide::cast(Int(32), coords[d]) - Halide::cast(Int(32), kir::buffer_min(b.name, d))) *
+                            Halide::cast(Int(32), kir::buffer_stride(b.name, d));
+    }
+    return simplify_exact(index);
+}
 
 /// The kernel argument that holds a buffer field: `x.min.0` -> x_min0 (an int).
 std::string cm_field_argument(const kir::Kernel &kernel, const std::string &v) {

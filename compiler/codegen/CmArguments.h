@@ -12,6 +12,12 @@
 
 namespace pulse {
 
+/// The element offset of `coords` in buffer `b` as a 32-bit expression: a
+/// surface's offsets are 32-bit element offsets, and the Intel targets'
+/// indices fit 32 bits (Target::has_32_bit_indices); the OpenCL kernel
+/// indexes its pointers with it too (64-bit addressing is emulated there).
+Halide::Expr intel_element_offset(const kir::BufferArg &b, const std::vector<Halide::Expr> &coords);
+
 /// The kernel argument that holds the buffer field named `v` (BUFFER.min.D ->
 /// BUFFER_minD), or "" if `v` is no buffer field of `kernel`.
 std::string cm_field_argument(const kir::Kernel &kernel, const std::string &v);

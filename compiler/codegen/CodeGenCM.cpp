@@ -46,16 +46,6 @@ std::string cm_type(Type t) {
 }
 
 
-/// The element offset of `coords` in buffer `b` as a 32-bit expression: a
-/// surface's offsets are 32-bit element offsets.
-Expr element_offset(const kir::BufferArg &b, const std::vector<Expr> &coords) {
-    Expr index = make_const(Int(32), 0);
-    for (int d = 0; d < b.dimensions; d++) {
-        index = index + (cast(Int(32), coords[d]) - cast(Int(32), kir::buffer_min(b.name, d))) *
-                            cast(Int(32), kir::buffer_stride(b.name, d));
-    }
-    return simplify_exact(index);
-}
 
 /// A CM operand as printed, with what the printer knows of its form.
 /// `converted_to` is the CM type T when the text is exactly one conversion
@@ -263,7 +253,7 @@ private:
     void gather(const Call *op, const std::string &dest) {
         kir::Access a = kir::access_of(op);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords))).text;
+        std::string offset = as_vector(cast(UInt(32), intel_element_offset(b, a.coords))).text;
         const bool guarded = !is_const_one(a.guard);
         std::string guard = guarded ? as_mask(a.guard).text : "";
         std::ostringstream s;
@@ -289,7 +279,7 @@ private:
     void uniform_load(const Call *op, const std::string &dest) {
         kir::Access a = kir::access_of(op);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string offset = scalar(element_offset(b, a.coords));
+        std::string offset = scalar(intel_element_offset(b, a.coords));
         const bool guarded = !is_const_one(a.guard);
         std::string guard = guarded ? scalar(a.guard) : "";
         std::ostringstream s;
@@ -460,7 +450,7 @@ private:
     void buffer_store(const Call *c, int indent) override {
         kir::Access a = kir::access_of(c);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string offset = as_vector(cast(UInt(32), element_offset(b, a.coords))).text;
+        std::string offset = as_vector(cast(UInt(32), intel_element_offset(b, a.coords))).text;
         std::string value = as_vector(a.value).text;
         // The lanes that write, where not all do: the enclosing guards' mask
         // variable, this store's guard, or both.

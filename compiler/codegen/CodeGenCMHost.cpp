@@ -84,6 +84,32 @@ HostParts host_parts(const kir::Kernel &k) {
 
 std::string host_helpers() { return pulse_cm_host_helpers_text; }
 
+/// How a host program's CHECK macro tests an API call's result.
+struct ApiCheck {
+    const char *macro, *result_type, *success, *format, *print_as;
+};
+
+/// A host program on a GPU API up to `main`: the API's headers, the
+/// standard ones, the reference, a CHECK macro that exits with status 2 on
+/// an error result, and the shared helpers.
+std::string device_host_preamble(const std::string &name, const std::string &api_headers, const ApiCheck &check) {
+    std::ostringstream out;
+    out << api_headers << "\n";
+    out << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <fstream>\n#include "
+           "<iterator>\n#include <limits>\n#include <random>\n#include <string>\n#include <vector>\n\n";
+    out << "#include \"" << name << "_reference.h\"\n\n";
+    out << "#define " << check.macro << "(call)                                                  \\\n"
+        << "    do {                                                                \\\n"
+        << "        " << check.result_type << " r_ = (call);                                        \\\n"
+        << "        if (r_ != " << check.success << ") {                                  \\\n"
+        << "            std::fprintf(stderr, \"%s failed: " << check.format << "\\n\", #call, (" << check.print_as << ")r_); \\\n"
+        << "            std::exit(2);                                               \\\n"
+        << "        }                                                               \\\n"
+        << "    } while (0)\n\n";
+    out << host_helpers() << "\n";
+    return out.str();
+}
+
 /// `main` of a host program up to the kernel: its arguments (instances,
 /// seed) and the buffers' setup.
 std::string main_prologue(const std::string &name, const HostParts &parts) {
@@ -137,19 +163,7 @@ std::string print_cm_host(const kir::Kernel &k) {
         << "//   cmc -march=<GPU, e.g. SKL or DG2> -fcmocl -emit-spirv " << name << "_genx.cpp -o " << name << "_genx.spv\n"
         << "//   c++ -std=c++17 -O2 " << name << "_host.cpp -lze_loader -o " << name << "_host\n"
         << "//   ./" << name << "_host [instances [seed]]    (reads " << name << "_genx.spv from the current directory)\n";
-    out << "#include <level_zero/ze_api.h>\n\n";
-    out << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <fstream>\n#include "
-           "<iterator>\n#include <limits>\n#include <random>\n#include <vector>\n\n";
-    out << "#include \"" << name << "_reference.h\"\n\n";
-    out << "#define ZE_CHECK(call)                                                           \\\n"
-           "    do {                                                                         \\\n"
-           "        ze_result_t r_ = (call);                                                 \\\n"
-           "        if (r_ != ZE_RESULT_SUCCESS) {                                           \\\n"
-           "            std::fprintf(stderr, \"%s failed: 0x%x\\n\", #call, (unsigned)r_);     \\\n"
-           "            std::exit(2);                                                        \\\n"
-           "        }                                                                        \\\n"
-           "    } while (0)\n\n";
-    out << host_helpers() << "\n";
+    out << device_host_preamble(name, "#include <level_zero/ze_api.h>\n", {"ZE_CHECK", "ze_result_t", "ZE_RESULT_SUCCESS", "0x%x", "unsigned"});
     out << main_prologue(name, parts);
     out << R"(    // The first GPU of the first driver.
     ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
@@ -237,19 +251,8 @@ std::string print_opencl_host(const kir::Kernel &k) {
         << "// Build and run (docs/backends.md, \"OpenCL\"; Debian: ocl-icd-opencl-dev, intel-opencl-icd):\n"
         << "//   c++ -std=c++17 -O2 " << name << "_opencl_host.cpp -lOpenCL -o " << name << "_opencl_host\n"
         << "//   ./" << name << "_opencl_host [instances [seed]]    (reads " << name << ".cl from the current directory)\n";
-    out << "#define CL_TARGET_OPENCL_VERSION 300\n#include <CL/cl.h>\n#include <CL/cl_ext.h>\n\n";
-    out << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <fstream>\n#include "
-           "<iterator>\n#include <limits>\n#include <random>\n#include <string>\n#include <vector>\n\n";
-    out << "#include \"" << name << "_reference.h\"\n\n";
-    out << "#define CL_CHECK(call)                                                           \\\n"
-           "    do {                                                                         \\\n"
-           "        cl_int e_ = (call);                                                      \\\n"
-           "        if (e_ != CL_SUCCESS) {                                                  \\\n"
-           "            std::fprintf(stderr, \"%s failed: %d\\n\", #call, (int)e_);              \\\n"
-           "            std::exit(2);                                                        \\\n"
-           "        }                                                                        \\\n"
-           "    } while (0)\n\n";
-    out << host_helpers() << "\n";
+    out << device_host_preamble(name, "#define CL_TARGET_OPENCL_VERSION 300\n#include <CL/cl.h>\n#include <CL/cl_ext.h>\n",
+                                {"CL_CHECK", "cl_int", "CL_SUCCESS", "%d", "int"});
     out << main_prologue(name, parts);
     out << R"(    // The first GPU of the first platform that has one.
     cl_uint platforms = 0;

@@ -62,7 +62,7 @@ private:
             if (n == kir::intrinsic::load) {
                 kir::Access a = kir::access_of(op);
                 const kir::BufferArg &b = kernel.buffer(a.buffer);
-                std::string element = b.name + "_data[" + expr(kir::flat_index(b, a.coords)) + "]";
+                std::string element = b.name + "_data[" + expr(intel_element_offset(b, a.coords)) + "]";
                 if (is_const_one(a.guard)) return element;
                 return "(" + expr(a.guard) + " ? " + element + " : (" + c_type(op->type) + ")0)";
             }
@@ -107,7 +107,7 @@ private:
     void buffer_store(const Call *c, int indent) override {
         kir::Access a = kir::access_of(c);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string assign = b.name + "_data[" + expr(kir::flat_index(b, a.coords)) + "] = " + expr(a.value) + ";";
+        std::string assign = b.name + "_data[" + expr(intel_element_offset(b, a.coords)) + "] = " + expr(a.value) + ";";
         if (is_const_one(a.guard)) out << pad(indent) << assign << "\n";
         else out << pad(indent) << "if (" << expr(a.guard) << ") " << assign << "\n";
     }

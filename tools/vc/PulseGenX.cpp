@@ -18,18 +18,18 @@
 // Usage (tools/IntelCompile.cpp runs the whole road):
 //   opt-14 -load-pass-plugin=PulseGenX.so -passes='pulse-genx-lower,function(sroa,early-cse,instcombine,simplifycfg),
 //          pulse-genx-kernels,GenXSPIRVWriterAdaptor' in.bc -o out.bc
-#include "llvm/GenXIntrinsics/GenXIntrinsics.h"
-#include "llvm/GenXIntrinsics/GenXMetadata.h"
-#include "llvm/GenXIntrinsics/GenXSPIRVWriterAdaptor.h"
-#include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/IR/Constants.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/Instructions.h"
-#include "llvm/IR/Module.h"
-#include "llvm/IR/PassManager.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Passes/PassPlugin.h"
-#include "llvm/Support/raw_ostream.h"
+#include <llvm/GenXIntrinsics/GenXIntrinsics.h>
+#include <llvm/GenXIntrinsics/GenXMetadata.h>
+#include <llvm/GenXIntrinsics/GenXSPIRVWriterAdaptor.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/PassPlugin.h>
+#include <llvm/Support/raw_ostream.h>
 
 using namespace llvm;
 
