@@ -67,6 +67,25 @@ std::vector<IntelBuild> compile_opencl_text(const std::filesystem::path &dir, co
 
 }  // namespace
 
+// Runs without Intel's tools (not hidden): what a user without them is told.
+TEST_CASE("intel: a machine without Intel's compiler is told what to install", "[intel_tools_missing]") {
+    const char *path = std::getenv("PATH");
+    const std::string saved = path ? path : "";
+    ::setenv("PATH", "/nonexistent", 1);
+    const std::string cm = missing_intel_tools(true), opencl = missing_intel_tools(false);
+    ::setenv("PATH", saved.c_str(), 1);
+    CHECK(cm.find("missing ocloc, clang++-14, opt-14, llvm-spirv-14") == 0);
+    CHECK(cm.find("intel-opencl-icd libigc-tools llvm-spirv-14 intel-vc-intrinsics-dev") != std::string::npos);
+    CHECK(opencl.find("missing ocloc;") == 0);
+    IntelBuild b;
+    b.device = "dg2";
+    CHECK(b.summary() == "dg2: FAILED");
+    b.compiled = true;
+    b.kernels = 1, b.grf_touched = 57, b.grf_registers = 128, b.spill_bytes = 0, b.instructions = 310;
+    CHECK(b.summary() == "dg2: 1 kernel, 57 of 128 GRF, 0 spill bytes, 310 instructions");
+    CHECK(intel_devices() == std::vector<std::string>{"kbl", "tgllp", "dg2", "pvc"});
+}
+
 TEST_CASE("intel: the tools are installed", "[.intel]") {
     INFO(missing_intel_tools(true));
     REQUIRE(missing_intel_tools(true).empty());
