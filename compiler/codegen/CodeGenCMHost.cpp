@@ -110,6 +110,22 @@ std::string device_host_preamble(const std::string &name, const std::string &api
     return out.str();
 }
 
+/// The calls of a host program that bind each buffer (its `bind(data,
+/// bytes)`; an output's result kept as `HANDLE_TYPE NAME_device`) and set
+/// each scalar argument (`SCALAR_TYPE v` passed by `set_scalar`), in the
+/// kernel's argument order; returns the outputs' names.
+std::vector<std::string> print_argument_binding(std::ostream &out, const kir::Kernel &k, const std::string &handle_type,
+                                                const std::string &scalar_type, const std::string &set_scalar) {
+    std::vector<std::string> outputs;
+    for (const kir::BufferArg &b : k.buffers) {
+        if (b.is_output) outputs.push_back(b.name);
+        out << "    " << (b.is_output ? handle_type + b.name + "_device = " : std::string()) << "bind(" << b.name << ".data(), " << b.name
+            << ".size() * sizeof(" << b.name << "[0]));\n";
+    }
+    for (const std::string &a : cm_host_scalar_arguments(k)) out << "    { " << scalar_type << " v = " << a << "; " << set_scalar << " }\n";
+    return outputs;
+}
+
 /// `main` of a host program up to the kernel: its arguments (instances,
 /// seed) and the buffers' setup.
 std::string main_prologue(const std::string &name, const HostParts &parts) {
@@ -199,24 +215,17 @@ std::string print_cm_host(const kir::Kernel &k) {
     ze_host_mem_alloc_desc_t host_desc = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
     uint32_t arg = 0;
     std::vector<void *> allocations;
-    auto bind = [&](void *data, size_t bytes, bool copy_in) {
+    auto bind = [&](void *data, size_t bytes) {
         void *p = nullptr;
         ZE_CHECK(zeMemAllocShared(context, &device_desc, &host_desc, bytes, 64, device, &p));
-        if (copy_in) std::memcpy(p, data, bytes);
+        std::memcpy(p, data, bytes);
         ZE_CHECK(zeKernelSetArgumentValue(kernel, arg++, sizeof(p), &p));
         allocations.push_back(p);
         return p;
     };
 )";
-    std::vector<std::string> outputs;
-    for (const kir::BufferArg &b : k.buffers) {
-        if (b.is_output) outputs.push_back(b.name);
-        out << "    " << (b.is_output ? "void *" + b.name + "_device = " : std::string()) << "bind(" << b.name << ".data(), " << b.name
-            << ".size() * sizeof(" << b.name << "[0]), true);\n";
-    }
-    for (const std::string &a : cm_host_scalar_arguments(k)) {
-        out << "    { int v = " << a << "; ZE_CHECK(zeKernelSetArgumentValue(kernel, arg++, sizeof(v), &v)); }\n";
-    }
+    const std::vector<std::string> outputs =
+        print_argument_binding(out, k, "void *", "int", "ZE_CHECK(zeKernelSetArgumentValue(kernel, arg++, sizeof(v), &v));");
     out << "    // One thread per warp of the kernel IR, one per group.\n";
     out << "    if (warps <= 0) { std::fprintf(stderr, \"no threads to run\\n\"); return 2; }\n";
     out << "    const int64_t threads = warps, per_group = 1;\n";
@@ -306,15 +315,8 @@ std::string print_opencl_host(const kir::Kernel &k) {
         return m;
     };
 )";
-    std::vector<std::string> outputs;
-    for (const kir::BufferArg &b : k.buffers) {
-        if (b.is_output) outputs.push_back(b.name);
-        out << "    " << (b.is_output ? "cl_mem " + b.name + "_device = " : std::string()) << "bind(" << b.name << ".data(), " << b.name
-            << ".size() * sizeof(" << b.name << "[0]));\n";
-    }
-    for (const std::string &a : cm_host_scalar_arguments(k)) {
-        out << "    { cl_int v = " << a << "; CL_CHECK(clSetKernelArg(kernel, arg++, sizeof(v), &v)); }\n";
-    }
+    const std::vector<std::string> outputs =
+        print_argument_binding(out, k, "cl_mem ", "cl_int", "CL_CHECK(clSetKernelArg(kernel, arg++, sizeof(v), &v));");
     out << R"(    // One sub-group per warp of the kernel IR, one sub-group per work-group.
     if (warps <= 0) { std::fprintf(stderr, "no sub-groups to run\n"); return 2; }
     size_t sub_group = 0;
