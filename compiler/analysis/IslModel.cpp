@@ -187,8 +187,10 @@ private:
 
 }  // namespace
 
-isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
-                          const std::vector<std::string> &loops) {
+namespace {
+
+/// The box of `loops` (names of program loops, in the set's order).
+isl::set loop_box(const Context &context, const ir::UreProgram &program, const std::vector<std::string> &loops) {
     isl::space space = named_set_space(context.ctx().get(), loops);
     isl_set *set = isl_set_universe(space.copy());
     for (size_t i = 0; i < loops.size(); i++) {
@@ -206,6 +208,31 @@ isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
         set = isl_set_add_constraint(set, upper);
     }
     return isl::manage(set);
+}
+
+}  // namespace
+
+isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
+                          const std::vector<std::string> &loops) {
+    if (program.constraints.empty()) return loop_box(context, program, loops);
+    // The constraints may use loops the set leaves out: build the domain over
+    // all of them, then project those out (the points of `loops` that some
+    // point of the domain extends).
+    std::vector<std::string> all = loops;
+    for (const ir::Loop &l : program.loops) {
+        if (std::find(all.begin(), all.end(), l.var) == all.end()) all.push_back(l.var);
+    }
+    isl::set domain = loop_box(context, program, all);
+    for (const Halide::Expr &c : program.constraints) {
+        ConditionSet where = condition_set(c, domain);
+        if (!where.exact) {
+            compile_error(program.name, ".where(", ir::to_source(c), "): the condition is not affine in the loops; ",
+                          "write it with +, -, * by a constant, comparisons, && and ||");
+        }
+        domain = where.set;
+    }
+    return isl::manage(isl_set_project_out(domain.release(), isl_dim_set, (unsigned)loops.size(),
+                                           (unsigned)(all.size() - loops.size())));
 }
 
 isl::set runtime_domain(const Context &context, const ir::UreProgram &program) {

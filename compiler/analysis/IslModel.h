@@ -35,9 +35,11 @@ private:
     isl_ctx *ptr;
 };
 
-/// The box of the given loops of `program` (names of loops in program.loops,
-/// in the order wanted for the set's dimensions), from their bounds:
-/// { [l0, l1, ...] : min_i <= l_i <= max_i }.
+/// The domain of the given loops of `program` (names of loops in
+/// program.loops, in the order wanted for the set's dimensions): the box of
+/// their bounds, { [l0, l1, ...] : min_i <= l_i <= max_i }, less the points
+/// the program's constraints (`where`) exclude; where a constraint uses a
+/// loop not named, the projection of the whole domain.
 isl::set iteration_domain(const Context &context, const ir::UreProgram &program,
                           const std::vector<std::string> &loops);
 

@@ -5,6 +5,10 @@
 #include <ostream>
 #include <sstream>
 
+#include <isl/set.h>
+#include <isl/val.h>
+
+#include "analysis/IslModel.h"
 #include "exec/ExprCompiler.h"
 #include "ir/ExactSimplify.h"
 
@@ -269,6 +273,14 @@ DesignMetrics analyze_design(const sys::SystolicProgram &p) {
     a.warps = (p.pe_count + 31) / 32;
     a.domain_points = 1;
     for (const std::string &v : t.source_loops) a.domain_points *= p.source.loop(v).extent;
+    if (!p.source.constraints.empty()) {
+        // The exact domain's points (isl counts them; a triangle, not its box).
+        isl_model::Context context;
+        isl::set domain = isl_model::iteration_domain(context, p.source, t.source_loops);
+        isl_val *count = isl_set_count_val(domain.get());
+        a.domain_points = isl_val_get_num_si(count);
+        isl_val_free(count);
+    }
     a.utilization = (double)a.domain_points / (double)(p.pe_count * p.steps());
     // The count enumerates one instance's PEs x steps: only where that is quick.
     if (p.pe_count * p.steps() <= report_enumeration_limit) {

@@ -10,8 +10,11 @@
 #include <isl/val.h>
 #include <isl/id.h>
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 
+#include "analysis/IslModel.h"
 #include "exec/ExprCompiler.h"
 #include "ir/ExactSimplify.h"
 
@@ -90,6 +93,12 @@ Expr preimage_condition(const ir::UreProgram &program, const std::vector<Expr> &
     }
     std::vector<Expr> image = forward_exprs(t, source_of), dst = destination_vars(t);
     for (size_t r = 0; r < dst.size(); r++) cond = cond && image[r] == dst[r];
+    if (!program.constraints.empty()) {
+        // The domain's constraints (over the array's loops) at the candidate.
+        std::map<std::string, Expr> at;
+        for (size_t i = 0; i < t.source_loops.size(); i++) at[t.source_loops[i]] = source_of[i];
+        cond = cond && substitute(at, program.domain_condition());
+    }
     return simplify_exact(cond);
 }
 
@@ -116,11 +125,6 @@ std::optional<std::vector<Expr>> unimodular_inverse(const ir::SpaceTimeTransform
 }
 
 // ---- isl: quasi-affine inverse on the bounded domain
-
-struct IslCtx {
-    isl_ctx *ctx = isl_ctx_alloc();
-    ~IslCtx() { isl_ctx_free(ctx); }
-};
 
 /// Converts an isl AST expression over the parameters o0, o1, ... (the
 /// destination loops) to a Halide Expr. isl's divisions are by positive
@@ -183,38 +187,24 @@ Expr from_isl(isl_ast_expr *e, const std::vector<Expr> &dst) {
     }
 }
 
-/// The lexicographic minimum of the preimage of (o0, o1, ...) on the box, as
-/// quasi-affine Exprs; single-valued because the transform is injective.
+/// The lexicographic minimum of the preimage of (o0, o1, ...) on the domain,
+/// as quasi-affine Exprs; single-valued because the transform is injective.
 std::vector<Expr> isl_inverse(const ir::UreProgram &program) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
     const size_t n = t.source_loops.size(), m = t.matrix.size();
-    // Generated names (o: destination, i: source) keep loop names from
-    // clashing with isl's keywords.
-    std::ostringstream s;
-    s << "[";
-    for (size_t r = 0; r < m; r++) s << (r ? ", " : "") << "o" << r;
-    s << "] -> { [";
-    for (size_t c = 0; c < n; c++) s << (c ? ", " : "") << "i" << c;
-    s << "] : ";
+    isl_model::Context context;
+    const isl::set source = isl_model::iteration_domain(context, program, t.source_loops);
+    // { [o] -> [i] : o = M i, i in the domain }, its o moved to parameters
+    // named o0, o1, ... (the names from_isl reads back).
+    isl_map *inverse = isl_map_reverse(isl_model::forward_map(t, source).release());
+    isl_set *preimages = isl_map_range(isl_map_move_dims(inverse, isl_dim_param, 0, isl_dim_in, 0, (unsigned)m));
     for (size_t r = 0; r < m; r++) {
-        s << "o" << r << " = 0";
-        for (size_t c = 0; c < n; c++) {
-            int64_t k = t.matrix[r][c];
-            if (k) s << (k > 0 ? " + " : " - ") << (k > 0 ? k : -k) << " * i" << c;
-        }
-        s << " and ";
+        preimages = isl_set_set_dim_name(preimages, isl_dim_param, (unsigned)r, ("o" + std::to_string(r)).c_str());
     }
-    for (size_t c = 0; c < n; c++) {
-        const ir::Loop &l = program.loop(t.source_loops[c]);
-        s << (c ? " and " : "") << l.min << " <= i" << c << " <= " << l.max();
-    }
-    s << " }";
-    IslCtx ctx;
-    isl_set *preimages = isl_set_read_from_str(ctx.ctx, s.str().c_str());
-    if (!preimages) compile_error("reverse transform: isl could not read ", s.str());
-    isl_set *context = isl_set_params(isl_set_copy(preimages));
+    if (!preimages) compile_error("reverse transform: isl could not invert the transform of ", program.name);
+    isl_set *params = isl_set_params(isl_set_copy(preimages));
     isl_pw_multi_aff *lexmin = isl_set_lexmin_pw_multi_aff(preimages);
-    isl_ast_build *build = isl_ast_build_from_context(context);
+    isl_ast_build *build = isl_ast_build_from_context(params);
     std::vector<Expr> dst = destination_vars(t), result;
     for (size_t c = 0; c < n; c++) {
         isl_pw_aff *pa = isl_pw_multi_aff_get_pw_aff(lexmin, (int)c);
@@ -228,8 +218,8 @@ std::vector<Expr> isl_inverse(const ir::UreProgram &program) {
     return result;
 }
 
-/// Checks reverse(forward(x)) == x at every point x of the box of the source
-/// loops by enumeration (the domains Pulse maps onto one array are small);
+/// Checks reverse(forward(x)) == x at every point x of the domain of the
+/// source loops by enumeration (the domains Pulse maps onto one array are small);
 /// returns "" or a description of the first failing point.
 std::string find_reverse_witness(const ir::UreProgram &program, const std::vector<Expr> &source_of) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
@@ -248,18 +238,29 @@ std::string find_reverse_witness(const ir::UreProgram &program, const std::vecto
     hooks.input_call = hooks.recurrence_call;
     std::vector<Closure> rev;
     for (const Expr &e : source_of) rev.push_back(compile_expr(e, hooks));
+    // The domain's constraints, over the source loops (x's coordinates).
+    Closure in_domain;
+    if (!program.constraints.empty()) {
+        ExprCompilerHooks source_hooks;
+        source_hooks.variable_slot = [&](const std::string &v) -> int {
+            return (int)(std::find(t.source_loops.begin(), t.source_loops.end(), v) - t.source_loops.begin());
+        };
+        in_domain = compile_expr(program.domain_condition(), source_hooks);
+    }
     std::vector<const ir::Loop *> loops;
     for (const std::string &v : t.source_loops) loops.push_back(&program.loop(v));
     std::vector<int64_t> x(n), y(m);
     for (size_t c = 0; c < n; c++) x[c] = loops[c]->min;
-    EvalState state;
+    EvalState state, at_source;
     state.coords = y.data();
+    at_source.coords = x.data();
     while (true) {
-        for (size_t r = 0; r < m; r++) {
+        const bool inside = !in_domain || in_domain(at_source).is_true();
+        for (size_t r = 0; r < m && inside; r++) {
             y[r] = 0;
             for (size_t c = 0; c < n; c++) y[r] += t.matrix[r][c] * x[c];
         }
-        for (size_t c = 0; c < n; c++) {
+        for (size_t c = 0; c < n && inside; c++) {
             int64_t got = rev[c](state).as_int();
             if (got != x[c]) {
                 std::ostringstream w;

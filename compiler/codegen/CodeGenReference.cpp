@@ -304,6 +304,9 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
         if (op->call_type == Call::Image) return op->name + "[" + dense_offset_text(op->name, args, "(int64_t)") + "]";
         compile_error("call '", ir::to_source(Expr(op)), "' cannot be emitted");
     };
+    if (!p.constraints.empty()) {
+        out << indent << "if (!(" << print_c_expr(p.domain_condition(), hooks) << ")) continue;  // outside the domain\n";
+    }
     for (const ir::Ure &u : p.ures) {
         auto [defined, value] = split_defined(u.value);
         std::string v = print_c_expr(value, hooks);

@@ -32,7 +32,7 @@ std::string element_text(const std::vector<int> &c) {
 
 namespace {
 
-enum State : uint8_t { NotComputed = 0, Defined = 1, Undefined = 2 };
+enum State : uint8_t { NotComputed = 0, Defined = 1, Undefined = 2, OutsideDomain = 3 };
 
 struct Storage {
     std::vector<Scalar> values;
@@ -55,6 +55,11 @@ public:
             if (!u.is_output) storage[u.name] = Storage{std::vector<Scalar>(total), std::vector<uint8_t>(total, NotComputed)};
         }
         for (const Ure &u : p.ures) compiled.push_back(compile(u));
+        if (!p.constraints.empty()) {
+            ExprCompilerHooks hooks;
+            hooks.variable_slot = [this](const std::string &v) { return program.loop_index(v); };
+            in_domain = compile_expr(p.domain_condition(), hooks);
+        }
     }
 
     Buffers run(const Progress &progress) {
@@ -104,6 +109,14 @@ public:
             int64_t index = 0;
             for (size_t i = 0; i < n; i++) index += (coords[i] - program.loops[i].min) * strides[i];
             state.point_index = index;
+            if (in_domain && !in_domain(state).is_true()) {
+                // A point of the box the constraints exclude: nothing runs there.
+                for (Storage *st : storage_of) {
+                    if (st) st->state[index] = OutsideDomain;
+                }
+                next_point(coords, first, last);
+                continue;
+            }
             size_t out_i = 0;
             for (size_t k = 0; k < program.ures.size(); k++) {
                 const Ure &u = program.ures[k];
@@ -135,15 +148,7 @@ public:
                 writer[o][element] = index;
                 store_element(out_buffers[o], out_coords, v);
             }
-            // Next point: an odometer over the loops in reference nesting, innermost fastest.
-            for (size_t k = n; k-- > 0;) {
-                int i = program.reference_nesting[k];
-                if (coords[i] != last[i]) {
-                    coords[i] += program.reference_direction[i];
-                    break;
-                }
-                coords[i] = first[i];
-            }
+            next_point(coords, first, last);
         }
         Buffers result;
         for (size_t o = 0; o < outs.size(); o++) {
@@ -172,6 +177,19 @@ private:
     std::map<std::string, Storage> storage;
     std::vector<Storage *> storage_of;
     std::vector<Closure> compiled;
+    Closure in_domain;  ///< the constraints (unset for a box)
+
+    /// The next point: an odometer over the loops in reference nesting, innermost fastest.
+    void next_point(std::vector<int64_t> &coords, const std::vector<int64_t> &first, const std::vector<int64_t> &last) const {
+        for (size_t k = coords.size(); k-- > 0;) {
+            int i = program.reference_nesting[k];
+            if (coords[i] != last[i]) {
+                coords[i] += program.reference_direction[i];
+                return;
+            }
+            coords[i] = first[i];
+        }
+    }
 
     std::vector<int64_t> decode(int64_t index) const {
         std::vector<int64_t> c(program.loops.size());
@@ -237,6 +255,11 @@ private:
             if (state != Defined) {
                 std::vector<int64_t> p(s.coords, s.coords + n);
                 for (size_t j = 0; j < n; j++) p[j] -= distance[j];
+                if (state == OutsideDomain) {
+                    evaluation_error(consumer_name, " at ", point_text(program, s.coords), " reads ", call_text, " = ",
+                                     callee, point_text(program, p.data()), ", which is outside the domain (its where ",
+                                     "conditions exclude it); guard the call with a select");
+                }
                 if (state == Undefined) {
                     evaluation_error(consumer_name, " at ", point_text(program, s.coords), " reads ", call_text, " = ",
                                      callee, point_text(program, p.data()),

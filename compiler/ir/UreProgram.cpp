@@ -153,6 +153,12 @@ int64_t UreProgram::domain_size() const {
     return size;
 }
 
+Expr UreProgram::domain_condition() const {
+    Expr all = Halide::Internal::const_true();
+    for (const Expr &c : constraints) all = all && c;
+    return simplify_exact(all);
+}
+
 std::vector<Expr> Ure::output_index() const {
     if (!index.empty()) return index;
     std::vector<Expr> vars;
@@ -237,6 +243,10 @@ void print(std::ostream &out, const UreProgram &p) {
     out << "  loops (outermost first):";
     for (auto it = p.loops.rbegin(); it != p.loops.rend(); ++it) {
         out << "  " << it->var << " in [" << it->min << ", " << it->max() << "]";
+    }
+    if (!p.constraints.empty()) {
+        out << "\n  where:";
+        for (size_t i = 0; i < p.constraints.size(); i++) out << (i ? " and " : " ") << to_source(p.constraints[i]);
     }
     out << "\n  inputs:";
     for (const InputDecl &in : p.inputs) out << "  " << in.name << " (" << in.type << ", " << in.dimensions << "-D)";

@@ -133,6 +133,11 @@ struct Schedule {
 struct UreProgram {
     std::string name;                    ///< the Func that owns the loop nest (merge_ures receiver)
     std::vector<Loop> loops;             ///< innermost first
+    /// The domain's affine constraints beyond the box of `loops`
+    /// (`F.where(j <= i)`, or a bound that depends on another loop): the
+    /// domain is the points of the box where every one holds. Each is an
+    /// affine condition over the transform's source loops; empty: the box.
+    std::vector<Halide::Expr> constraints;
     std::vector<Ure> ures;               ///< merge order
     std::vector<InputDecl> inputs;
     std::vector<Dependence> dependences;
@@ -149,7 +154,11 @@ struct UreProgram {
     const Ure &ure(const std::string &name) const;
     int ure_index(const std::string &name) const;   ///< -1 if not a URE
     const InputDecl &input(const std::string &name) const;
-    int64_t domain_size() const;                    ///< number of iteration points
+    /// The number of points of the box of `loops` (the domain's points when
+    /// there are no constraints; more when there are).
+    int64_t domain_size() const;
+    /// The conjunction of `constraints` (true for a box).
+    Halide::Expr domain_condition() const;
     std::vector<const Ure *> outputs() const;
     /// The loops over which output `u` is written: the program's loops, each
     /// loop of the array (a source loop of the transform) narrowed by the

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/KernelIR.h"
+#include "analysis/IslModel.h"
 #include "analysis/ReverseTransform.h"
 #include "ir/ExactSimplify.h"
 
@@ -161,9 +162,16 @@ std::vector<sys::GridMove> plan_grid_moves(const ir::UreProgram &program, const 
 /// True if `e` mentions the variable `name`.
 bool uses_var(const Expr &e, const std::string &name) { return Halide::Internal::expr_uses_var(e, name); }
 
-/// Smallest and largest value of row · x over the box of the source loops.
-std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, const std::vector<int64_t> &row) {
+/// Smallest and largest value of row r of the transform (row · x) over the
+/// domain of the source loops: on the box directly, with constraints by isl.
+std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, size_t r) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    const std::vector<int64_t> &row = t.matrix[r];
+    if (!program.constraints.empty()) {
+        isl_model::Context context;
+        isl::set image = isl_model::forward_map(t, isl_model::iteration_domain(context, program, t.source_loops)).range();
+        return {isl_val_get_num_si(image.dim_min_val((int)r).get()), isl_val_get_num_si(image.dim_max_val((int)r).get())};
+    }
     int64_t lo = 0, hi = 0;
     for (size_t c = 0; c < row.size(); c++) {
         const ir::Loop &l = program.loop(t.source_loops[c]);
@@ -237,8 +245,8 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
             p.instance_loops.push_back(l);
         }
     }
-    auto [pmin, pmax] = row_range(program, t.matrix.front());
-    auto [tmin, tmax] = row_range(program, t.matrix.back());
+    auto [pmin, pmax] = row_range(program, 0);
+    auto [tmin, tmax] = row_range(program, t.matrix.size() - 1);
     p.pe_min = pmin;
     p.pe_count = pmax - pmin + 1;
     p.time_min = tmin;

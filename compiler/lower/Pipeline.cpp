@@ -5,6 +5,7 @@
 
 #include "analysis/AnalyzeDependences.h"
 #include "analysis/BoundInputReads.h"
+#include "analysis/CheckDomain.h"
 #include "analysis/CheckSchedule.h"
 #include "analysis/CheckWellDefined.h"
 #include "ir/ExactSimplify.h"
@@ -85,6 +86,7 @@ void print_kernel_after(const PassTrace &trace, const char *pass, const kir::Ker
 }  // namespace
 
 void run_front_passes(ir::UreProgram &program) {
+    check_domain(program);
     analyze_dependences(program);
     bound_input_reads(program);
     compute_reference_order(program);

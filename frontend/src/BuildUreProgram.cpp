@@ -6,6 +6,7 @@
 #include <set>
 
 #include "FuncContents.h"
+#include "ir/ExactSimplify.h"
 #include "lower/Pipeline.h"
 
 namespace pulse {
@@ -47,6 +48,64 @@ protected:
     void visit(const Variable *op) override { variables.insert(op->name); }
 };
 
+/// Every loop's box: constant bounds as given; a dependent bound's box is the
+/// range of its min and last value over the boxes of the loops it uses
+/// (resolved in turn, so a bound may use a loop whose own bound depends on
+/// another), and it adds `min <= var < min + extent` to `constraints`.
+std::map<std::string, ir::Loop> resolve_bounds(const UreGroup &g, std::vector<Expr> &constraints) {
+    std::map<std::string, ir::Loop> box;
+    for (const auto &b : g.bounds) box[b.first] = ir::Loop{b.first, b.second.first, b.second.second};
+    std::vector<UreGroup::DependentBound> pending = g.dependent_bounds;
+    while (!pending.empty()) {
+        bool progress = false;
+        for (auto it = pending.begin(); it != pending.end();) {
+            Scope<Interval> scope;
+            bool ready = true;
+            for (const Expr &e : {it->min, it->extent}) {
+                CollectUses uses;
+                e.accept(&uses);
+                for (const std::string &v : uses.variables) {
+                    auto known = box.find(v);
+                    if (known == box.end()) {
+                        ready = false;
+                        continue;
+                    }
+                    scope.push(v, Interval(make_const(Int(64), known->second.min), make_const(Int(64), known->second.max())));
+                }
+            }
+            if (!ready) {
+                ++it;
+                continue;
+            }
+            const Expr min = cast(Int(64), it->min), last = cast(Int(64), it->min) + cast(Int(64), it->extent) - 1;
+            const Interval lo = bounds_of_expr_in_scope(min, scope), hi = bounds_of_expr_in_scope(last, scope);
+            const int64_t *lo_min = lo.has_lower_bound() ? as_const_int(simplify(lo.min)) : nullptr;
+            const int64_t *hi_max = hi.has_upper_bound() ? as_const_int(simplify(hi.max)) : nullptr;
+            const std::string text = it->var + ", " + ir::to_source(it->min) + ", " + ir::to_source(it->extent);
+            if (!lo_min || !hi_max) {
+                compile_error(g.owner(), ".set_bounds(", text, "): the bound's range over the other loops is not known; ",
+                              "give a min and extent that are affine in loops with bounds");
+            }
+            if (*hi_max < *lo_min) {
+                compile_error(g.owner(), ".set_bounds(", text, "): loop '", it->var, "' is empty at every point of the other loops");
+            }
+            box[it->var] = ir::Loop{it->var, *lo_min, *hi_max - *lo_min + 1};
+            const Expr v32 = Variable::make(Int(32), it->var);
+            constraints.push_back(simplify_exact(v32 >= it->min));
+            constraints.push_back(simplify_exact(v32 < it->min + it->extent));
+            it = pending.erase(it);
+            progress = true;
+        }
+        if (!progress) {
+            std::string names;
+            for (const auto &b : pending) names += (names.empty() ? "" : ", ") + b.var;
+            compile_error(g.owner(), ": the bounds of loops ", names, " depend on each other (or on a loop with no bound); ",
+                          "bound at least one of them by constants");
+        }
+    }
+    return box;
+}
+
 }  // namespace
 
 ir::UreProgram Func::lower() const {
@@ -66,15 +125,18 @@ ir::UreProgram Func::lower() const {
                       ": add it to the merge_ures call of the nest that computes it, after the Funcs it reads, e.g. ",
                       "X.merge_ures(W, Z, ", owner.name, ")");
     }
-    // Loops: the owner's arguments, each bounded.
+    // Loops: the owner's arguments, each bounded; a dependent bound becomes
+    // the box of its range and the domain's constraints.
+    std::map<std::string, ir::Loop> bounded = resolve_bounds(g, p.constraints);
     for (const std::string &v : owner.args) {
-        auto it = std::find_if(g.bounds.begin(), g.bounds.end(), [&](const auto &b) { return b.first == v; });
-        if (it == g.bounds.end()) {
+        auto it = bounded.find(v);
+        if (it == bounded.end()) {
             compile_error("missing bound for loop '", v, "' of ", owner.name, ": add ", owner.name, ".set_bounds(", v,
                           ", min, extent)");
         }
-        p.loops.push_back(ir::Loop{v, it->second.first, it->second.second});
+        p.loops.push_back(it->second);
     }
+    for (const Expr &c : g.constraints) p.constraints.push_back(c);
     std::set<std::string> names;
     std::map<std::string, ir::InputDecl> inputs;
     for (const auto &f : g.funcs) {

@@ -6,6 +6,7 @@
 
 #include "FuncContents.h"
 #include "exec/Interpreter.h"
+#include "ir/ExactSimplify.h"
 
 namespace pulse {
 
@@ -49,6 +50,14 @@ std::vector<std::string> &current_loops(UreGroup &group) {
         group.loop_names = group.funcs[0]->args;
     }
     return group.loop_names;
+}
+
+/// A loop is bounded once, by a constant or a dependent bound.
+void require_unbounded(const UreGroup &group, const std::string &var) {
+    bool bounded = std::any_of(group.bounds.begin(), group.bounds.end(), [&](const auto &b) { return b.first == var; }) ||
+                   std::any_of(group.dependent_bounds.begin(), group.dependent_bounds.end(),
+                               [&](const UreGroup::DependentBound &b) { return b.var == var; });
+    if (bounded) compile_error(group.owner(), ".set_bounds: loop '", var, "' is bounded twice");
 }
 
 void require_loop(UreGroup &group, const std::string &primitive, const std::string &var) {
@@ -275,11 +284,55 @@ Func &Func::set_bounds(const Var &var, int64_t min, int64_t extent) {
         compile_error(name(), ".set_bounds: unknown loop variable '", var.name(), "'; the loops of ", name(), " are (",
                       join_names(func->args), ")");
     }
-    for (const auto &b : g.bounds) {
-        if (b.first == var.name()) compile_error(name(), ".set_bounds: loop '", var.name(), "' is bounded twice");
-    }
+    require_unbounded(g, var.name());
     if (extent < 1) compile_error(name(), ".set_bounds: loop '", var.name(), "' has extent ", extent, "; it must be at least 1");
     g.bounds.push_back({var.name(), {min, extent}});
+    return *this;
+}
+
+Func &Func::set_bounds(const Var &var, const Expr &min, const Expr &extent) {
+    const Expr min_value = simplify_exact(cast(Int(64), min)), extent_value = simplify_exact(cast(Int(64), extent));
+    const int64_t *constant_min = Halide::Internal::as_const_int(min_value);
+    const int64_t *constant_extent = Halide::Internal::as_const_int(extent_value);
+    if (constant_min && constant_extent) return set_bounds(var, *constant_min, *constant_extent);
+    UreGroup &g = *group();
+    if (!func->declared) compile_error(name(), ".set_bounds: bounds belong to the loop nest of a recurrence Func");
+    if (std::find(func->args.begin(), func->args.end(), var.name()) == func->args.end()) {
+        compile_error(name(), ".set_bounds: unknown loop variable '", var.name(), "'; the loops of ", name(), " are (",
+                      join_names(func->args), ")");
+    }
+    require_unbounded(g, var.name());
+    for (const Expr &e : {min, extent}) {
+        if (!e.type().is_int_or_uint()) {
+            compile_error(name(), ".set_bounds(", var.name(), ", ", ir::to_source(min), ", ", ir::to_source(extent),
+                          "): a bound must be an integer expression, not ", e.type());
+        }
+        for (const std::string &v : variables_in(e)) {
+            if (v == var.name() || std::find(func->args.begin(), func->args.end(), v) == func->args.end()) {
+                compile_error(name(), ".set_bounds(", var.name(), ", ", ir::to_source(min), ", ", ir::to_source(extent), "): '", v,
+                              "' is ", v == var.name() ? "the bounded loop itself" : "not a loop of " + name() + "(" + join_names(func->args) + ")",
+                              "; a bound may use only the other loops");
+            }
+        }
+    }
+    g.dependent_bounds.push_back({var.name(), min, extent});
+    return *this;
+}
+
+Func &Func::where(const Expr &condition) {
+    UreGroup &g = *group();
+    if (!func->declared) compile_error(name(), ".where: the domain belongs to the loop nest of a recurrence Func");
+    if (!condition.defined() || !condition.type().is_bool()) {
+        compile_error(name(), ".where(", condition.defined() ? ir::to_source(condition) : std::string("undefined"),
+                      "): the condition must be a boolean expression of the loops, like where(j <= i)");
+    }
+    for (const std::string &v : variables_in(condition)) {
+        if (std::find(func->args.begin(), func->args.end(), v) == func->args.end()) {
+            compile_error(name(), ".where(", ir::to_source(condition), "): '", v, "' is not a loop of ", name(), "(",
+                          join_names(func->args), "); a domain condition may use only the loops");
+        }
+    }
+    g.constraints.push_back(condition);
     return *this;
 }
 

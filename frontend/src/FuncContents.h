@@ -31,6 +31,13 @@ struct FuncContents {
 struct UreGroup {
     std::vector<std::shared_ptr<FuncContents>> funcs;        ///< merge order; funcs[0] owns the nest
     std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> bounds;  ///< var -> (min, extent), as given
+    /// `set_bounds(var, min, extent)` with a min or extent that uses other loops.
+    struct DependentBound {
+        std::string var;
+        Expr min, extent;
+    };
+    std::vector<DependentBound> dependent_bounds;
+    std::vector<Expr> constraints;                           ///< `where(...)` conditions, as given
     std::vector<std::string> loop_names;                     ///< current loops, innermost first (after tile/reorder)
     ir::Schedule schedule;
     std::string owner() const { return funcs.empty() ? "?" : funcs[0]->name; }

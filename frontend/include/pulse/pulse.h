@@ -162,11 +162,21 @@ public:
 
     /// `set_bounds(c, 0, C, q, 0, Q)`: loop `c` runs over [0, C), ...: (var, min, extent) triples.
     Func &set_bounds(const Var &var, int64_t min, int64_t extent);
-    template<typename... Rest>
-    Func &set_bounds(const Var &var, int64_t min, int64_t extent, const Var &var2, const Rest &...rest) {
+    /// A bound that depends on other loops: `set_bounds(j, 0, i + 1)` runs `j`
+    /// over [0, i] (a triangle). The min and extent are affine in the other
+    /// loops; the loop's box is their range, and the domain keeps only the
+    /// points inside (as `where(j >= min && j < min + extent)` would).
+    Func &set_bounds(const Var &var, const Expr &min, const Expr &extent);
+    template<typename Min, typename Extent, typename... Rest>
+    Func &set_bounds(const Var &var, const Min &min, const Extent &extent, const Var &var2, const Rest &...rest) {
         set_bounds(var, min, extent);
         return set_bounds(var2, rest...);
     }
+    /// Restricts the loop nest's domain to the points of its box where the
+    /// affine `condition` on the array's loops holds (Halide's RDom::where):
+    /// `X.where(j <= i)` keeps a triangle. Every check, evaluator and
+    /// backend works on the exact domain; may be given several times (all hold).
+    Func &where(const Expr &condition);
 
     /// Splits loop `var` into `outer` and `inner`: var = outer * factor + inner;
     /// the inner loop is unrolled (its iterations share loads: a register window).
