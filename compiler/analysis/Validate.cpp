@@ -43,6 +43,7 @@ std::string bounds_text(const ir::UreProgram &program) {
         const ir::Loop &loop = program.loops[i];
         out << (i ? ", " : "") << loop.var << " in [" << loop.min << ", " << loop.min + loop.extent << ")";
     }
+    for (const Halide::Expr &c : program.constraints) out << ", where " << ir::to_source(c);
     return out.str();
 }
 

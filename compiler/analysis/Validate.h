@@ -48,7 +48,7 @@ struct TransformCheck {
 /// Checks many transforms of one program quickly: the isl model of the
 /// domain and of every dependence is built once, and the injectivity of a
 /// matrix is remembered (it does not depend on the dependences, so one memo
-/// may serve programs that share loops and bounds).
+/// may serve programs that share loops, bounds and domain constraints).
 class TransformChecker {
 public:
     using CollisionMemo = std::map<std::vector<std::vector<int64_t>>, std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>>>;

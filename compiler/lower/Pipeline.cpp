@@ -100,6 +100,8 @@ sys::SystolicProgram compile_to_systolic(const ir::UreProgram &program, std::vec
                       ".space_time_transform(source loops, destination loops, matrix)");
     }
     auto nothing = [] {};
+    // Again here: a design may change the transform the front passes saw.
+    run_pass("check_domain", trace, [&] { check_domain(program); }, nothing);
     run_pass("check_well_defined", trace, [&] { check_well_defined(program); }, nothing);
     run_pass("validate_transform", trace, [&] {
         std::vector<DependenceTiming> checked = validate_transform(program);

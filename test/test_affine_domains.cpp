@@ -1,0 +1,179 @@
+// Affine domains: a loop nest whose domain is its box less what `where`
+// conditions (or a bound that depends on another loop) exclude. The
+// triangular solve runs on its triangle on every evaluator and equals forward
+// substitution; the report counts the triangle; the validator and the
+// well-definedness check judge the exact domain; misuses are named.
+#include <random>
+
+#include "analysis/Report.h"
+#include "analysis/Validate.h"
+#include "exec/KernelExecutor.h"
+#include "exec/Simulator.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "TestUtil.h"
+
+using namespace pulse;
+using Catch::Matchers::Contains;
+using pulse::test::params;
+
+namespace {
+
+/// A well-conditioned system for `trisolve` (N unknowns, B systems): L's
+/// entries below the diagonal in [-1, 1], its diagonal in [N, 2N] (so the
+/// solution stays of the order of b), b in [-1, 1]; above the diagonal
+/// poison, which the triangle never reads.
+Buffers triangular_system(Halide::Type type, int N, int B, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    Halide::Buffer<> L(type, {N, N, B}, "L"), b(type, {N, B}, "b");
+    for (int n = 0; n < B; n++) {
+        for (int i = 0; i < N; i++) {
+            store_element(b, {i, n}, Scalar::cast(Scalar::of_double(unit(rng)), Halide::Float(64), type));
+            for (int j = 0; j < N; j++) {
+                double v = j < i ? unit(rng) : j == i ? N * (1.5 + 0.5 * unit(rng)) : std::nan("");
+                store_element(L, {j, i, n}, Scalar::cast(Scalar::of_double(v), Halide::Float(64), type));
+            }
+        }
+    }
+    return {{"L", L}, {"b", b}};
+}
+
+/// Forward substitution in double: x(i, n).
+std::vector<double> forward_substitution(const Buffers &in, int N, int B) {
+    std::vector<double> x((size_t)N * B);
+    for (int n = 0; n < B; n++) {
+        for (int i = 0; i < N; i++) {
+            double sum = test::at(in.at("b"), {i, n});
+            for (int j = 0; j < i; j++) sum -= test::at(in.at("L"), {j, i, n}) * x[(size_t)n * N + j];
+            x[(size_t)n * N + i] = sum / test::at(in.at("L"), {i, i, n});
+        }
+    }
+    return x;
+}
+
+kir::Kernel kernel_of(const ir::UreProgram &program) {
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "trisolve", {"L", "b"});
+    optimize_kernel(kernel);
+    return kernel;
+}
+
+/// A small nest on the triangle j <= i to break one piece at a time.
+struct Triangle {
+    Var j{"j"}, i{"i"}, s{"s"}, t{"t"};
+    Input a{Float(32), 1, "a"};
+    Func Z{Float(32), {j, i}, Place::Device, "Z"}, Out{Place::Device, "Out"};
+};
+
+}  // namespace
+
+TEST_CASE("trisolve runs on its triangle on every evaluator and equals forward substitution", "[affine]") {
+    for (const char *spec : {"trisolve", "trisolve_f64"}) {
+        const bool f64 = std::string(spec) == "trisolve_f64";
+        for (int N : {1, 2, 7, 33, 70}) {
+            const int B = N == 70 ? 1 : 3;
+            INFO(spec << " N=" << N << " B=" << B);
+            ir::UreProgram program = build_spec(spec, params({{"N", N}, {"B", B}})).output.lower();
+            Buffers inputs = triangular_system(f64 ? Halide::Float(64) : Halide::Float(32), N, B, 17 + N);
+            Buffers expected = ir::realize(program, inputs);
+            std::vector<double> x = forward_substitution(inputs, N, B);
+            for (int n = 0; n < B; n++) {
+                for (int i = 0; i < N; i++) {
+                    INFO("x(" << i << ", " << n << ")");
+                    CHECK(test::close(test::at(expected.at("Out"), {i, n}), x[(size_t)n * N + i], f64 ? 1e-12 : 1e-5));
+                }
+            }
+            // The simulator and the kernel executor agree with the reference bit for bit.
+            CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
+            Buffers run = inputs;
+            Halide::Buffer<> out = expected.at("Out").copy();
+            poison(out);
+            run["Out"] = out;
+            execute_kernel(kernel_of(program), run);
+            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+        }
+    }
+}
+
+TEST_CASE("the report counts the triangle, not its box", "[affine]") {
+    for (int N : {1, 7, 32, 101}) {
+        INFO("N=" << N);
+        DesignMetrics m = analyze_design(compile_to_systolic(build_spec("trisolve", params({{"N", N}})).output.lower()));
+        CHECK(m.domain_points == (int64_t)N * (N + 1) / 2);
+        CHECK(m.pe_count == N);
+        CHECK(m.steps == 2 * N - 1);
+        CHECK(m.utilization == Approx((double)N * (N + 1) / 2 / (double)(N * (2 * N - 1))));
+    }
+}
+
+TEST_CASE("a dependent bound is the box of its range and two constraints", "[affine]") {
+    ir::UreProgram p = build_spec("trisolve", params({{"N", 9}})).output.lower();
+    const ir::Loop &j = p.loop("j");
+    CHECK(j.min == 0);
+    CHECK(j.extent == 9);
+    REQUIRE(p.constraints.size() == 2);
+    CHECK(ir::to_source(p.domain_condition()) == "(0 <= j) && (j < (i + 1))");
+}
+
+TEST_CASE("the validator judges the exact domain: collisions outside it do not count", "[affine][validator]") {
+    // matmul's (k, j, i) -> (i, K j + k + i) with K = 4 and five values of k
+    // sends (k = 4, j = 0) and (k = 0, j = 1) to one PE and step.
+    ir::UreProgram program = build_spec("matmul", params({{"K", 5}})).output.lower();
+    program.schedule.transform->matrix = {{0, 0, 1}, {1, 4, 1}};
+    REQUIRE_THROWS_WITH(validate_transform(program), Contains("processor availability"));
+    Halide::Expr k = Halide::Internal::Variable::make(Halide::Int(32), "k");
+    Halide::Expr jv = Halide::Internal::Variable::make(Halide::Int(32), "j");
+    SECTION("a domain without k = 4 is injective") {
+        program.constraints.push_back(k <= 3);
+        CHECK_NOTHROW(validate_transform(program));
+    }
+    SECTION("a domain that keeps both points is refused, naming them and the condition") {
+        program.constraints.push_back(k < 5 - jv);
+        REQUIRE_THROWS_WITH(validate_transform(program), Contains("processor availability") &&
+                                                             Contains("points (k = 0, j = 1, i = 0) and (k = 4, j = 0, i = 0)") &&
+                                                             Contains("where k < (5 - j)"));
+    }
+}
+
+TEST_CASE("a read that leaves the triangle is refused before code exists, and by the interpreter", "[affine][errors]") {
+    Triangle g;
+    // Z(j, i - 1) at j == i reads (i, i - 1): in the box, outside the triangle.
+    g.Z(g.j, g.i) = select(g.i == 0, g.a(g.j), g.Z(g.j, g.i - 1) + g.a(g.j));
+    g.Out(g.i) = select(g.j == g.i, g.Z(g.j, g.i));
+    g.Z.merge_ures(g.Out).set_bounds(g.i, 0, 6, g.j, 0, g.i + 1);
+    g.Z.space_time_transform({g.j, g.i}, {g.s, g.t}, {0, 1, 1, 1});
+    ir::UreProgram p = g.Out.lower();
+    REQUIRE_THROWS_WITH(compile_to_systolic(p), Contains("not well defined") && Contains("Z(j, i - 1)"));
+    REQUIRE_THROWS_WITH(ir::realize(p, random_input_buffers(p, 1)),
+                        Contains("outside the domain (its where conditions exclude it)"));
+}
+
+TEST_CASE("misused domain conditions are named with the fix", "[affine][errors]") {
+    Triangle g;
+    Var b("b");
+    Func W(Float(32), {g.j, g.i, b}, Place::Device, "W"), Out(Place::Device, "Out");
+    W(g.j, g.i, b) = g.a(g.j);
+    Out(g.j, g.i, b) = W(g.j, g.i, b);
+    W.merge_ures(Out);
+    REQUIRE_THROWS_WITH(W.where(g.j + 1), Contains("W.where(j + 1): the condition must be a boolean expression"));
+    Var other("other");
+    REQUIRE_THROWS_WITH(W.where(other < 3), Contains("'other' is not a loop of W(j, i, b)"));
+    REQUIRE_THROWS_WITH(W.set_bounds(g.j, 0, g.j + 1), Contains("'j' is the bounded loop itself"));
+    SECTION("not affine") {
+        W.set_bounds(g.j, 0, 4, g.i, 0, 4, b, 0, 2).where(g.i * g.j <= 3);
+        REQUIRE_THROWS_WITH(Out.lower(), Contains("W.where((i*j) <= 3): the condition is not affine"));
+    }
+    SECTION("a loop outside the array") {
+        W.set_bounds(g.j, 0, 4, g.i, 0, 4, b, 0, 2).where(g.j <= b);
+        W.space_time_transform({g.j, g.i}, {g.s, g.t}, {0, 1, 1, 1});
+        REQUIRE_THROWS_WITH(Out.lower(), Contains("uses loop 'b', which is outside the array"));
+    }
+    SECTION("an empty domain") {
+        W.set_bounds(g.j, 0, 4, g.i, 0, 4, b, 0, 2).where(g.j > g.i + 5);
+        REQUIRE_THROWS_WITH(Out.lower(), Contains("the domain is empty"));
+    }
+    SECTION("bounds that depend on each other") {
+        W.set_bounds(g.j, 0, g.i + 1, g.i, 0, g.j + 1, b, 0, 2);
+        REQUIRE_THROWS_WITH(Out.lower(), Contains("the bounds of loops j, i depend on each other"));
+    }
+}
