@@ -19,7 +19,7 @@ examples=(
   "conv1d conv1d_fbs" "conv1d conv1d_fbs_stride2" "conv2d conv2d_sbm" "conv2d conv2d_ssam" "matmul matmul"
   "matvec matvec" "fir fir_stride2" "stencil stencil2d_5pt" "stencil stencil2d_9pt" "stencil stencil2d_25pt"
   "stencil stencil2d_star2" "stencil stencil3d_7pt" "stencil stencil3d_27pt" "stencil jacobi2d"
-  "stencil jacobi3d"
+  "stencil jacobi3d" "trisolve trisolve_f64"
 )
 for entry in "${examples[@]}"; do
   read -r program spec <<<"$entry"

@@ -177,3 +177,20 @@ TEST_CASE("misused domain conditions are named with the fix", "[affine][errors]"
         REQUIRE_THROWS_WITH(Out.lower(), Contains("the bounds of loops j, i depend on each other"));
     }
 }
+
+TEST_CASE("where(j <= i) on the box is the domain the dependent bound gives", "[affine]") {
+    ir::UreProgram bounded = build_spec("trisolve", params({{"N", 9}, {"B", 2}})).output.lower();
+    ir::UreProgram conditioned = bounded;
+    Halide::Expr j = Halide::Internal::Variable::make(Halide::Int(32), "j"), i = Halide::Internal::Variable::make(Halide::Int(32), "i");
+    conditioned.constraints = {j <= i};
+    Buffers inputs = triangular_system(Halide::Float(32), 9, 2, 5);
+    CHECK(compare_outputs(ir::realize(bounded, inputs), ir::realize(conditioned, inputs), 0) == "");
+    DesignMetrics a = analyze_design(compile_to_systolic(bounded)), b = analyze_design(compile_to_systolic(conditioned));
+    CHECK(a.domain_points == b.domain_points);
+    CHECK(a.steps == b.steps);
+    CHECK(a.pe_count == b.pe_count);
+    // On the whole box the same UREs read X above the diagonal's first row: refused.
+    ir::UreProgram box = bounded;
+    box.constraints.clear();
+    REQUIRE_THROWS_WITH(compile_to_systolic(box), Contains("X is not well defined") && Contains("(j = 1, i = -1, n = 1)"));
+}
