@@ -194,3 +194,21 @@ TEST_CASE("where(j <= i) on the box is the domain the dependent bound gives", "[
     box.constraints.clear();
     REQUIRE_THROWS_WITH(compile_to_systolic(box), Contains("X is not well defined") && Contains("(j = 1, i = -1, n = 1)"));
 }
+
+TEST_CASE("a point outside the domain stores nothing, even where its select holds", "[affine]") {
+    // Out's select also holds at (j = i + 1, i), outside the triangle: a
+    // kernel that ran the box would overwrite Out(i) with Z one step on.
+    Triangle g;
+    g.Z(g.j, g.i) = select(g.j == 0, g.a(g.i), g.Z(g.j - 1, g.i) + g.a(g.i));
+    g.Out(g.i) = select(g.j == g.i || g.j == g.i + 1, g.Z(g.j, g.i));
+    g.Z.merge_ures(g.Out).set_bounds(g.i, 0, 11, g.j, 0, 11).where(g.j <= g.i);
+    g.Z.space_time_transform({g.j, g.i}, {g.s, g.t}, {0, 1, 1, 1});
+    ir::UreProgram p = g.Out.lower();
+    Buffers inputs = random_input_buffers(p, 9);
+    Buffers expected = ir::realize(p, inputs);
+    for (int i = 0; i < 11; i++) CHECK(test::at(expected.at("Out"), {i}) == Approx((i + 1) * test::at(inputs.at("a"), {i})));
+    CHECK(compare_outputs(expected, simulate(compile_to_systolic(p), inputs), 0) == "");
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(p), "triangle", {"a"});
+    optimize_kernel(kernel);
+    CHECK(execute_against_reference(kernel, p, 9) == "");
+}
