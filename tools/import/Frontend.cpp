@@ -75,6 +75,7 @@ private:
     }
     void parameter(const ParmVarDecl *p);
     Poly affine(const Expr *e, const std::string &what, bool params_only);
+    Poly loop_bound(const Expr *e, const VarDecl *loop_var);
     std::optional<std::string> condition(const Expr *e, bool negate, std::string *why);
     std::string require_condition(const Expr *e);
     ValP value(const Expr *e, const std::string &guard, int stmt);
@@ -136,8 +137,9 @@ void Builder::parameter(const ParmVarDecl *p) {
     prog.params.push_back({name, true});
 }
 
-// An index or bound, affine in the loop variables (coefficients may be
-// products of parameters); `params_only`: no loop variable at all.
+// An index, condition or bound, affine in the loop variables (coefficients
+// may be products of parameters); `params_only` (an array extent): no loop
+// variable at all.
 Poly Builder::affine(const Expr *e, const std::string &what, bool params_only) {
     e = e->IgnoreParens();
     if (const auto *c = dyn_cast<ImplicitCastExpr>(e)) {
@@ -150,7 +152,7 @@ Poly Builder::affine(const Expr *e, const std::string &what, bool params_only) {
         if (loop_vars.count(v)) {
             if (params_only) {
                 reject(e->getSourceRange(), what + " depends on the loop variable '" + loop_vars.at(v) +
-                                                "': loop bounds must be affine in the int parameters only (a rectangular nest)");
+                                                "': it must be affine in the int parameters only");
             }
             return Poly::symbol(loop_vars.at(v));
         }
@@ -184,6 +186,54 @@ Poly Builder::affine(const Expr *e, const std::string &what, bool params_only) {
         reject(e->getSourceRange(), "non-affine " + what + ": it depends on the array element " + text(e));
     }
     reject(e->getSourceRange(), "non-affine " + what + " " + text(e));
+}
+
+// A loop bound: affine in the int parameters and in the variables of the
+// enclosing loops (a triangle, j <= i, is a bound that uses i); the spec gives
+// it to set_bounds as an Expr of those loops. The walk here precedes affine()
+// so that every refusal names the loop, what it may use, and an example.
+Poly Builder::loop_bound(const Expr *e, const VarDecl *loop_var) {
+    const std::string name = loop_var->getNameAsString();
+    std::string outer;
+    for (const auto &l : prog.loops) outer += (outer.empty() ? "" : ", ") + l.var;
+    const std::string fix = "; a bound of loop '" + name + "' must be affine in the int parameters" +
+                            (outer.empty() ? ", e.g. " + name + " < N - 1"
+                                           : " and the enclosing loop variables (" + outer + "), e.g. " + name + " <= " +
+                                                 prog.loops.back().var + " (a triangle)");
+    const std::string bound = "the bound " + text(e) + " of loop '" + name + "'";
+    std::function<void(const clang::Stmt *)> walk = [&](const clang::Stmt *s) {
+        if (!s) return;
+        for (const auto *c : s->children()) walk(c);  // innermost first: the message names the smallest culprit
+        if (const auto *r = dyn_cast<DeclRefExpr>(s)) {
+            const auto *d = dyn_cast<VarDecl>(r->getDecl());
+            if (!d) return;  // a function: its call is refused below
+            if (d == loop_var) reject(r->getSourceRange(), bound + " uses '" + name + "' itself" + fix);
+            if (!int_params.count(d) && !loop_vars.count(d)) {
+                reject(r->getSourceRange(), bound + " uses '" + text(r) + "', neither an int parameter nor an enclosing loop variable" + fix);
+            }
+        } else if (isa<CallExpr>(s)) {
+            reject(s->getSourceRange(), bound + " calls " + text(cast<Expr>(s)) + fix);
+        } else if (isa<ArraySubscriptExpr>(s)) {
+            reject(s->getSourceRange(), bound + " reads the array element " + text(cast<Expr>(s)) + fix);
+        } else if (const auto *b = dyn_cast<BinaryOperator>(s)) {
+            if (b->getOpcode() == BO_Div || b->getOpcode() == BO_Rem) {
+                reject(b->getSourceRange(), bound + " divides (" + text(b) + ")" + fix);
+            }
+            // A product of two loop variables, of a parameter and a loop
+            // variable (isl's bounds are affine in both), or of two parameters.
+            // (Its factors passed this walk already, so affine() accepts them.)
+            if (b->getOpcode() != BO_Mul) return;
+            const Poly p = affine(b->getLHS(), "loop bound", false) * affine(b->getRHS(), "loop bound", false);
+            if (p.degree() <= 1) return;
+            std::vector<std::string> vars;
+            for (const auto &l : loop_vars) vars.push_back(l.second);
+            const int in_loops = p.degree_in(vars);
+            reject(b->getSourceRange(), bound + " is not affine: " + text(b) + " is a product of " +
+                                            (in_loops > 1 ? "loop variables" : in_loops ? "a parameter and a loop variable" : "parameters") + fix);
+        }
+    };
+    walk(e);
+    return affine(e, "bound of loop '" + name + "'", false);
 }
 
 // An affine condition as isl text, or nullopt (with the reason) if it is not one.
@@ -610,16 +660,13 @@ void Builder::for_loop(const ForStmt *f) {
     Loop loop;
     loop.var = name;
     loop.loc = f->getForLoc();
-    loop.lower = affine(v->getInit(), "loop bound", true);
+    loop.lower = loop_bound(v->getInit(), v);
     const auto *cond = dyn_cast_or_null<BinaryOperator>(f->getCond() ? f->getCond()->IgnoreParens() : nullptr);
     if (!cond || (cond->getOpcode() != BO_LT && cond->getOpcode() != BO_LE) || var_of(cond->getLHS()) != v) {
         reject(f->getCond() ? f->getCond()->getSourceRange() : SourceRange(f->getForLoc()),
                "the loop condition must be " + name + " < UPPER or " + name + " <= UPPER");
     }
-    loop.upper = affine(cond->getRHS(), "loop bound", true) + Poly::constant(cond->getOpcode() == BO_LE ? 1 : 0);
-    for (const Poly *b : {&loop.lower, &loop.upper}) {
-        if (b->degree() > 1) reject(cond->getSourceRange(), "loop bound is not affine in the parameters (a product of parameters)");
-    }
+    loop.upper = loop_bound(cond->getRHS(), v) + Poly::constant(cond->getOpcode() == BO_LE ? 1 : 0);
     bool step_one = false;
     const Expr *inc = f->getInc() ? f->getInc()->IgnoreParens() : nullptr;
     if (const auto *u = dyn_cast_or_null<UnaryOperator>(inc)) step_one = u->isIncrementOp() && var_of(u->getSubExpr()) == v;

@@ -1,5 +1,5 @@
 // The affine program pulse-import reads from a C function: one chain of
-// rectangular loops, the assignments at each depth, and their values as
+// loops (bounds affine in the parameters and the enclosing loops), the assignments at each depth, and their values as
 // expression trees. Frontend.cpp builds it from Clang's AST; Uniformize.cpp
 // turns it into UREs and writes the spec.
 #ifndef PULSE_IMPORT_MODEL_H
@@ -93,7 +93,9 @@ struct Stmt {
 
 struct Loop {
     std::string var;
-    Poly lower, upper;  ///< var in [lower, upper)
+    /// var in [lower, upper): affine in the int parameters and the variables of
+    /// the enclosing loops (a triangle: j in [0, i + 1)), never in var itself.
+    Poly lower, upper;
     clang::SourceLocation loc;
 };
 

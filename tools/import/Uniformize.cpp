@@ -43,6 +43,17 @@ std::string float_literal(double v, bool single) {
     return single ? s + "f" : "Expr(" + s + ")";
 }
 
+/// `p` with the symbols of `values` replaced by their Polys.
+Poly substitute(const Poly &p, const std::map<std::string, Poly> &values) {
+    Poly r;
+    for (const auto &t : p.terms) {
+        Poly m = Poly::constant(t.second);
+        for (const auto &s : t.first) m = m * (values.count(s) ? values.at(s) : Poly::symbol(s));
+        r = r + m;
+    }
+    return r;
+}
+
 /// One piece of a read's source: where (in the reader's coordinates) and what.
 struct Piece {
     std::string condition;  ///< Halide condition text, "" where it always holds
@@ -59,6 +70,13 @@ public:
             defaults[name] = it == options.defaults.end() ? 8 : it->second;
         }
         params_prefix = "[" + join(prefixed(prog.int_params, "p_"), ", ") + "] -> ";
+        // The box of each loop, as Pulse's set_bounds resolves it: a bound that
+        // uses enclosing loops spans its range over their boxes (interval
+        // arithmetic: each coefficient's sign picks the end).
+        for (const auto &l : prog.loops) {
+            const Poly lo = extreme(l.lower, false), hi = extreme(l.upper - Poly::constant(1), true) + Poly::constant(1);
+            hull.push_back({lo, hi});
+        }
     }
 
     ~Uniformizer() { isl_ctx_free(ctx.release()); }
@@ -76,6 +94,41 @@ private:
     int n = 0;
     std::map<std::string, int64_t> defaults;
     std::string params_prefix;
+    /// Per loop: [min, end) of its box, in the parameters only (the bounds
+    /// themselves may use enclosing loops).
+    std::vector<std::pair<Poly, Poly>> hull;
+    /// isl text, over the parameters: every loop runs at least once at every
+    /// iteration of the loops around it (check_loops).
+    std::string context_text;
+    void check_loops();
+    /// The least (`most`: the largest) value of the affine `p` over the boxes
+    /// of the loops it uses (those before the one being resolved).
+    Poly extreme(const Poly &p, bool most) const {
+        Poly r;
+        for (const auto &t : p.terms) {
+            Poly m = Poly::constant(t.second);
+            for (const auto &sym : t.first) {
+                const size_t k = std::find(vars.begin(), vars.end(), sym) - vars.begin();
+                if (k == vars.size()) m = m * Poly::symbol(sym);
+                else m = m * ((t.second > 0) == most ? hull[k].second - Poly::constant(1) : hull[k].first);
+            }
+            r = r + m;
+        }
+        return r;
+    }
+    /// Whether a loop's bounds use an enclosing loop (a non-rectangular nest).
+    bool dependent(const Loop &l) const {
+        for (const auto &v : vars) {
+            if (l.lower.mentions(v) || l.upper.mentions(v)) return true;
+        }
+        return false;
+    }
+    /// The boxes of the first `depth` loops as isl constraints (the bounding box of the nest).
+    std::string hull_box(int depth) const {
+        std::vector<std::string> c;
+        for (int k = 0; k < depth; k++) c.push_back(isl(hull[k].first) + " <= v_" + vars[k] + " < " + isl(hull[k].second));
+        return join(c, " and ");
+    }
     std::vector<std::string> func_name;  ///< per statement: its Func ("" none)
     std::vector<bool> inlinable, needs_func;
     std::vector<std::string> output_of;  ///< per statement: the output array whose final values it gives
@@ -106,11 +159,7 @@ private:
     }
     /// Every loop runs at least once (docs/import.md): a statement after an
     /// empty inner loop has no point of the merged nest to run at.
-    std::string context() const {
-        std::vector<std::string> c;
-        for (const auto &l : prog.loops) c.push_back(isl(l.upper) + " > " + isl(l.lower));
-        return join(c, " and ");
-    }
+    std::string context() const { return context_text; }
     std::string domain_constraints(const Stmt &s, const std::string &guard) const {
         std::vector<std::string> c{context()};
         if (!box(s.depth).empty()) c.push_back(box(s.depth));
@@ -122,7 +171,11 @@ private:
     /// variable, or the first (before the inner loop) or last (after it) iteration.
     Poly place(const Stmt &s, int k) const {
         if (k < s.depth) return Poly::symbol(vars[k]);
-        return s.post ? prog.loops[k].upper - Poly::constant(1) : prog.loops[k].lower;
+        // A bound that uses a loop the statement is outside of takes that
+        // loop's placed coordinate (the first or last iteration) too.
+        std::map<std::string, Poly> outside;
+        for (int m = s.depth; m < k; m++) outside[vars[m]] = place(s, m);
+        return substitute(s.post ? prog.loops[k].upper - Poly::constant(1) : prog.loops[k].lower, outside);
     }
     std::string schedule(const Stmt &s, const std::string &tuple_name) const {
         std::vector<std::string> x;
@@ -172,6 +225,45 @@ private:
     std::string check_text();
 };
 
+// The parameters at which every loop runs at least once at every iteration of
+// the loops around it. A rectangular loop needs UPPER > LOWER; a loop whose
+// bounds use enclosing loops must be non-empty at each of their points
+// (isl projects the points where it is empty onto the parameters). A loop
+// empty somewhere at every parameter value (j < i at i = 0) is rejected.
+void Uniformizer::check_loops() {
+    std::vector<std::string> c;
+    const isl::set universe(ctx, params_prefix + "{ : }");
+    isl::set all = universe;
+    for (size_t k = 0; k < prog.loops.size(); k++) {
+        const Loop &l = prog.loops[k];
+        if (!dependent(l)) {
+            c.push_back(isl(l.upper) + " > " + isl(l.lower));
+            continue;
+        }
+        const std::string outer = box((int)k);
+        isl::set empty_at(ctx, params_prefix + "{ " + tuple("L", (int)k) + " : " + (outer.empty() ? "" : outer + " and ") +
+                                   isl(l.upper) + " <= " + isl(l.lower) + " }");
+        all = all.subtract(empty_at.params());
+        isl::set runs = all.intersect(isl::set(ctx, params_prefix + "{ : " + (c.empty() ? "true" : join(c, " and ")) + " }"));
+        if (runs.is_empty()) {
+            diag.reject(clang::SourceRange(l.loc), "loop '" + l.var + "' runs no iteration at " + witness(empty_at) +
+                                                      ", whatever the parameters: every loop must run at least once at "
+                                                      "each iteration of the loops around it (the merged nest has no point "
+                                                      "for a statement around an empty loop); bound it with <= (" + l.var +
+                                                      " <= " + vars[k - 1] + ") or start the enclosing loop where it is not empty");
+        }
+    }
+    if (!universe.is_subset(all)) {
+        // isl's text of the parameter set, `[p_N] -> { : CONSTRAINTS }`: its constraints.
+        char *raw = isl_set_to_str(all.coalesce().get());
+        const std::string text = raw;
+        free(raw);
+        const size_t colon = text.find(':'), close = text.rfind('}');
+        c.push_back("(" + text.substr(colon + 1, close - colon - 1) + ")");
+    }
+    context_text = join(c, " and ");
+}
+
 Poly Uniformizer::poly_of(const isl::aff &a, clang::SourceRange where, const std::string &what) {
     isl_aff *raw = a.get();
     if (isl_aff_dim(raw, isl_dim_div) > 0 || isl_val_get_den_si(isl::manage(isl_aff_get_denominator_val(raw)).get()) != 1) {
@@ -218,10 +310,19 @@ std::string Uniformizer::condition_text(const isl::set &set, clang::SourceRange 
                 const bool eq = isl_constraint_is_equality(c);
                 std::string text;
                 const auto &vars = self->first->vars;
-                if (var_terms.size() == 1 && (var_terms[0].second == 1 || var_terms[0].second == -1)) {
+                // The innermost variable with coefficient 1 or -1, isolated: on a
+                // triangle, -i + j >= 1 reads j >= i + 1.
+                int lone = -1;
+                for (int t = 0; t < (int)var_terms.size(); t++) {
+                    if (var_terms[t].second == 1 || var_terms[t].second == -1) lone = t;
+                }
+                if (lone >= 0) {
                     // Isolate the variable: v + rest >= 0 is v >= -rest; -v + rest >= 0 is v <= rest.
-                    const std::string v = vars[var_terms[0].first];
-                    const bool pos = var_terms[0].second == 1;
+                    const std::string v = vars[var_terms[lone].first];
+                    const bool pos = var_terms[lone].second == 1;
+                    for (int t = 0; t < (int)var_terms.size(); t++) {
+                        if (t != lone) rest = rest + Poly::constant(var_terms[t].second) * Poly::symbol(vars[var_terms[t].first]);
+                    }
                     Poly bound = pos ? Poly::constant(0) - rest : rest;
                     text = v + (eq ? " == " : pos ? " >= " : " <= ") + bound.str();
                 } else {
@@ -382,9 +483,15 @@ void Uniformizer::uniformize(const isl::union_map &deps, const isl::union_map &n
                 std::vector<Poly> delta;
                 std::map<std::string, std::string> subst;
                 for (int k = 0; k < writer.depth; k++) subst[vars[k]] = w[k].str();
+                // The writer's point in the reader's coordinates: its own loops at
+                // w, the loops inside it placed with their bounds at w too (on a
+                // triangle, the last j of row w[0] is w[0]).
+                std::map<std::string, Poly> at_w;
+                for (int k = 0; k < writer.depth; k++) at_w[vars[k]] = w[k];
+                auto writer_at = [&](int k) { return k < writer.depth ? w[k] : substitute(place(writer, k), at_w); };
                 bool uniform = true;
                 for (int k = 0; k < n; k++) {
-                    Poly y = k < writer.depth ? w[k] : place(writer, k);
+                    Poly y = writer_at(k);
                     Poly d = place(reader, k) - y;
                     isl::aff a(ctx, params_prefix + "{ " + tuple(sink, reader.depth) + " -> [(" + isl(d) + ")] }");
                     d = poly_of(a.gist(where), read.range, "the read " + read.text);
@@ -398,7 +505,7 @@ void Uniformizer::uniformize(const isl::union_map &deps, const isl::union_map &n
                     bool broadcast = true;
                     for (int k = 0; k < n; k++) {
                         at.push_back(place(reader, k));
-                        from.push_back(k < writer.depth ? w[k] : place(writer, k));
+                        from.push_back(writer_at(k));
                         bool varies = false;
                         for (const auto &v : vars) varies = varies || delta[k].mentions(v);
                         if (!varies) continue;
@@ -528,13 +635,18 @@ void Uniformizer::find_outputs() {
         const std::string name = "S" + std::to_string(s.id);
         isl::map index(ctx, access(s, name, s.target, s.index, ""));
         isl::map spans(ctx, params_prefix + "{ " + tuple(name, s.depth) + " -> a_" + s.target + "[" + index_list(s.index) + "] : " +
-                                (s.depth ? box(s.depth) + " and " : "") + context() + " }");
+                                (s.depth ? hull_box(s.depth) + " and " : "") + context() + " }");
         isl::set missing = spans.range().subtract(mine.apply(index));
         if (!missing.is_empty()) {
             diag.reject(s.range, "only part of '" + s.target + "' is written: its index spans elements over the loop nest that "
                                  "this assignment never writes, e.g. " + s.target + element_text(missing) +
                                  "; a Pulse output is written over the whole box its index spans, so assign every element "
-                                 "(a conditional value instead of an if)");
+                                 "(a conditional value instead of an if" +
+                                 // The box of a triangle is its bounding box: the C loop must cover it.
+                                 std::string(std::any_of(prog.loops.begin(), prog.loops.begin() + s.depth,
+                                                         [&](const Loop &l) { return dependent(l); })
+                                                 ? "; over a triangle, a rectangular loop with a conditional value, as j <= i ? ... : 0"
+                                                 : "") + ")");
         }
     }
 }
@@ -548,6 +660,10 @@ void Uniformizer::choose_batch() {
     if (n < 2) return;
     for (const auto &d : distances) {
         if (!(d[0] == Poly::constant(0))) return;
+    }
+    // Instances of a batch share one array shape: no bound may use its loop.
+    for (const auto &l : prog.loops) {
+        if (l.lower.mentions(vars[0]) || l.upper.mentions(vars[0])) return;
     }
     bool any_output = false;
     for (size_t s = 0; s < prog.stmts.size(); s++) {
@@ -566,8 +682,9 @@ std::string Uniformizer::transform(const std::string &space_name, const std::str
     // pass both conditions wins.
     std::vector<int64_t> extent;
     std::vector<Poly> extent_poly;
-    for (const auto &l : prog.loops) {
-        extent_poly.push_back(l.upper - l.lower);
+    // On the box of each loop (its hull), as Pulse's transform maps it.
+    for (const auto &h : hull) {
+        extent_poly.push_back(h.second - h.first);
         extent.push_back(extent_poly.back().evaluate(defaults));
     }
     struct Candidate {
@@ -620,7 +737,7 @@ std::string Uniformizer::transform(const std::string &space_name, const std::str
         std::string time;
         for (int k = first; k < n; k++) {
             x.push_back("x" + std::to_string(k));
-            const int64_t lo = prog.loops[k].lower.evaluate(defaults);
+            const int64_t lo = hull[k].first.evaluate(defaults);
             cons.push_back(std::to_string(lo) + " <= x" + std::to_string(k) + " < " + std::to_string(lo + extent[k]));
             time += (k > first ? " + " : "") + std::to_string(t[k]) + "x" + std::to_string(k);
         }
@@ -665,6 +782,7 @@ std::string Uniformizer::run(std::string *check_out) {
             }
         }
     }
+    check_loops();
     check_bounds();
     for (size_t s = 0; s < ns; s++) inlinable[s] = !reads_computed(*prog.stmts[s].value, prog);
     // The dataflow: sinks are the reads of computed values, sources every write.
@@ -731,7 +849,7 @@ std::string Uniformizer::parameter_declarations() {
     std::ostringstream os;
     constexpr int64_t max_size = int64_t(1) << 24;
     std::vector<std::string> positive;
-    for (const auto &l : prog.loops) positive.push_back(isl(l.upper) + " > " + isl(l.lower));
+    if (!context().empty()) positive.push_back(context());
     for (const auto &a : prog.arrays) {
         for (const Poly &e : a.second.inner_extents) {
             if (e.degree() <= 1) positive.push_back(isl(e) + " >= 1");
