@@ -122,10 +122,12 @@ struct Builder {
 
     /// Where a read at distance d of `producer` is inside the domain and defined:
     /// atoms (loop, lower bound?, bound).
+    /// Or, with `coefficient`, an affine atom `coefficient . x <= bound`.
     struct Atom {
         size_t loop;
         bool lower;  ///< loop >= bound, else loop <= bound
         int64_t bound;
+        std::vector<int64_t> coefficient = {};
     };
     std::vector<Atom> guard_atoms(const Term &t) const {
         std::vector<Atom> atoms;
@@ -133,9 +135,21 @@ struct Builder {
             if (t.distance[l] > 0) atoms.push_back({l, true, system.mins[l] + t.distance[l]});
             if (t.distance[l] < 0) atoms.push_back({l, false, max_of(system, l) + t.distance[l]});
         }
+        // x - d in the domain: a . (x - d) <= c, that is a . x <= c + a . d,
+        // which x in the domain (a . x <= c) implies where a . d >= 0.
+        for (const Constraint &c : system.constraints) {
+            int64_t ad = 0;
+            for (size_t l = 0; l < system.loops(); l++) ad += c.coefficient[l] * t.distance[l];
+            if (ad < 0) atoms.push_back({0, false, c.bound + ad, c.coefficient});
+        }
         const Recurrence &p = system.recurrences[t.target];
         if (p.partial_loop >= 0) atoms.push_back({(size_t)p.partial_loop, true, p.partial_from + t.distance[p.partial_loop]});
         return atoms;
+    }
+
+    /// Constraint `c` as `a . x <= bound` (`a . x > bound` where `negated`).
+    Code constraint(const std::vector<int64_t> &coefficient, int64_t bound, bool negated) const {
+        return comparison(negated ? ">" : "<=", affine(vars, coefficient, 0), bound);
     }
 
     /// The guard, inside form (`i >= 1 && ...`) or outside form (`i == 0 || ...`).
@@ -144,7 +158,8 @@ struct Builder {
         for (const Atom &a : atoms) {
             Code v{Expr(vars[a.loop]), vars[a.loop].name()};
             Code c;
-            if (!outside) c = comparison(a.lower ? ">=" : "<=", v, a.bound);
+            if (!a.coefficient.empty()) c = constraint(a.coefficient, a.bound, outside);
+            else if (!outside) c = comparison(a.lower ? ">=" : "<=", v, a.bound);
             else if (a.lower && a.bound == system.mins[a.loop] + 1) c = comparison("==", v, system.mins[a.loop]);
             else if (!a.lower && a.bound == max_of(system, a.loop) - 1) c = comparison("==", v, max_of(system, a.loop));
             else c = comparison(a.lower ? "<" : ">", v, a.bound);
@@ -519,13 +534,111 @@ void draw_chain(std::mt19937 &rng, System &s, size_t r, const std::vector<int> &
     if (chance(rng, 0.3)) rec.copy_only = draw_condition(rng, s);
 }
 
+/// Calls `f(point)` for every point of the system's box.
+template<typename F>
+void for_each_box_point(const System &s, F f) {
+    std::vector<int64_t> x(s.mins);
+    for (;;) {
+        f(x);
+        size_t l = 0;
+        for (; l < s.loops(); l++) {
+            if (x[l] < max_of(s, l)) {
+                x[l]++;
+                break;
+            }
+            x[l] = s.mins[l];
+        }
+        if (l == s.loops()) return;
+    }
+}
+
+/// One or two constraints `a . x <= c` (System::constraints), each leaving
+/// out some point of the domain so far and keeping every element an output
+/// writes; an output that keeps every loop first drops one (written at its
+/// last iteration), as a domain smaller than the box cannot write it all.
+void draw_constraints(std::mt19937 &rng, System &s) {
+    const size_t loops = s.loops();
+    for (Output &out : s.outputs) {
+        if (std::any_of(out.kept.begin(), out.kept.end(), [](bool k) { return !k; })) continue;
+        const size_t l = (size_t)uniform(rng, 0, (int64_t)loops - 1);
+        out.kept[l] = false;
+        out.at.insert(out.at.begin(), max_of(s, l));  // the only dropped loop
+    }
+    // The points the outputs write from: they stay in the domain.
+    auto written = [&](const std::vector<int64_t> &x) {
+        for (const Output &out : s.outputs) {
+            bool all = true;
+            for (size_t l = 0, at = 0; l < loops; l++) {
+                if (out.kept[l]) continue;
+                all &= x[l] == out.at[at++];
+            }
+            if (all) return true;
+        }
+        return false;
+    };
+    const int64_t count = chance(rng, 0.3) ? 2 : 1;
+    for (int64_t n = 0; n < count; n++) {
+        for (int tries = 0; tries < 20; tries++) {
+            Constraint c;
+            c.coefficient.assign(loops, 0);
+            // `x <= y + k` (a difference of two loops), or small coefficients.
+            if (chance(rng, 0.5)) {
+                const size_t a = (size_t)uniform(rng, 0, (int64_t)loops - 1);
+                size_t b = (size_t)uniform(rng, 0, (int64_t)loops - 2);
+                if (b >= a) b++;
+                c.coefficient[a] = 1;
+                c.coefficient[b] = -1;
+            } else {
+                for (int64_t &v : c.coefficient) v = chance(rng, 0.7) ? uniform(rng, -2, 2) : 0;
+            }
+            if (std::all_of(c.coefficient.begin(), c.coefficient.end(), [](int64_t v) { return v == 0; })) continue;
+            // c at least the most the written points need, less than the most the domain reaches.
+            int64_t need = std::numeric_limits<int64_t>::min(), most = std::numeric_limits<int64_t>::min();
+            for_each_box_point(s, [&](const std::vector<int64_t> &x) {
+                if (!in_domain(s, x)) return;
+                const int64_t v = dot(c.coefficient, x);
+                most = std::max(most, v);
+                if (written(x)) need = std::max(need, v);
+            });
+            if (need == std::numeric_limits<int64_t>::min() || need > most - 1) continue;
+            c.bound = uniform(rng, need, most - 1);
+            s.constraints.push_back(c);
+            break;
+        }
+    }
+}
+
 }  // namespace
+
+bool in_domain(const System &system, const std::vector<int64_t> &point) {
+    for (size_t l = 0; l < system.loops(); l++) {
+        if (point[l] < system.mins[l] || point[l] > max_of(system, l)) return false;
+    }
+    for (const Constraint &c : system.constraints) {
+        if (dot(c.coefficient, point) > c.bound) return false;
+    }
+    return true;
+}
+
+int64_t domain_points(const System &system) {
+    int64_t n = 0;
+    for_each_box_point(system, [&](const std::vector<int64_t> &x) { n += in_domain(system, x); });
+    return n;
+}
+
+int64_t box_points(const System &system) {
+    int64_t n = 1;
+    for (int64_t e : system.extents) n *= e;
+    return n;
+}
 
 System draw_system(std::mt19937 &rng) {
     // Whether the system is drawn with the shapes, from a generator of its own
     // (rng is left where it is): the others draw as they did before them.
     std::mt19937 peek = rng;
     std::mt19937 side(peek() ^ 0x9e3779b9u);
+    // The affine domain's draws, from one more generator of their own.
+    std::mt19937 domain(peek() ^ 0x85ebca6bu);
     System s;
     s.shaped = chance(side, 0.4);
     // Shaped: 2 or 3 loops (on one loop a same-step chain leaves no step to the rest).
@@ -630,6 +743,8 @@ System draw_system(std::mt19937 &rng) {
         }
         s.outputs.push_back(out);
     }
+    // An affine domain (a third of the systems).
+    if (loops >= 2 && chance(domain, 0.45)) draw_constraints(domain, s);
     // Extreme input values (class g).
     if (s.shaped && chance(rng, 0.3)) s.extremes = (int)uniform(rng, 5, 30);
     if (chance(rng, 0.12)) inject_defect(rng, s);
@@ -639,7 +754,12 @@ System draw_system(std::mt19937 &rng) {
 Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows) {
     Transform t;
     for (size_t l = 0; l < system.loops(); l++) t.source.push_back((int)l);
-    if (system.loops() >= 2 && chance(rng, 0.15)) t.source.erase(t.source.begin() + uniform(rng, 0, (int64_t)system.loops() - 1));
+    if (system.loops() >= 2 && chance(rng, 0.15)) {
+        const int64_t l = uniform(rng, 0, (int64_t)system.loops() - 1);
+        // A loop a domain constraint uses stays in the array.
+        if (std::none_of(system.constraints.begin(), system.constraints.end(), [&](const Constraint &c) { return c.uses((size_t)l); }))
+            t.source.erase(t.source.begin() + l);
+    }
     t.matrix.assign((size_t)space_rows + 1, std::vector<int64_t>(t.source.size()));
     for (auto &row : t.matrix)
         for (auto &v : row) v = uniform(rng, -2, 2);
@@ -797,6 +917,7 @@ ir::UreProgram build_system(const System &system, const Transform &transform) {
     }
     b.recs[0].merge_ures(merged);
     for (size_t l = 0; l < system.loops(); l++) b.recs[0].set_bounds(b.vars[l], system.mins[l], system.extents[l]);
+    for (const Constraint &c : system.constraints) b.recs[0].where(b.constraint(c.coefficient, c.bound, false).e);
     std::vector<Var> source, destination;
     for (int l : transform.source) source.push_back(b.vars[l]);
     for (const std::string &n : destination_names(transform)) destination.emplace_back(n);
@@ -845,6 +966,7 @@ std::string system_cpp(const System &system, const Transform &transform) {
         out << (l ? ", " : "") << loop_names[l] << ", " << system.mins[l] << ", " << system.extents[l];
     }
     out << ");\n";
+    for (const Constraint &c : system.constraints) out << "A.where(" << b.constraint(c.coefficient, c.bound, false).s << ");\n";
     std::vector<std::string> source;
     for (int l : transform.source) source.push_back(loop_names[l]);
     out << "A.space_time_transform({" << b.args_text(source) << "}, {" << b.args_text(dest) << "}, {";
@@ -908,6 +1030,10 @@ bool drop_loop(System &s, Transform &t, size_t l) {
         if (r.copy_only.loop == (int)l) r.copy_only = Condition{};
         else if (r.copy_only.loop > (int)l) r.copy_only.loop--;
     }
+    // A constraint on the loop goes with it.
+    s.constraints.erase(std::remove_if(s.constraints.begin(), s.constraints.end(), [&](const Constraint &c) { return c.uses(l); }),
+                        s.constraints.end());
+    for (Constraint &c : s.constraints) c.coefficient.erase(c.coefficient.begin() + l);
     for (Output &o : s.outputs) {
         size_t at = 0;
         for (size_t m = 0; m < l; m++) at += !o.kept[m];
@@ -971,6 +1097,11 @@ std::vector<std::pair<System, Transform>> shrink_candidates(const System &system
     for (size_t r = 0; r < system.recurrences.size(); r++) {
         System s = system;
         if (drop_recurrence(s, r)) add(s, transform);
+    }
+    for (size_t c = 0; c < system.constraints.size(); c++) {
+        System s = system;
+        s.constraints.erase(s.constraints.begin() + c);
+        add(s, transform);
     }
     for (size_t l = 0; l < system.loops(); l++) {
         System s = system;

@@ -76,6 +76,13 @@ struct Output {
     bool at_or_above = false; ///< `>=` instead of `==` on the first dropped loop (written several times)
 };
 
+/// A condition of an affine domain (F.where): `sum coefficient[l] * loop l <= bound`.
+struct Constraint {
+    std::vector<int64_t> coefficient;  ///< per loop, innermost first
+    int64_t bound = 0;
+    bool uses(size_t loop) const { return coefficient[loop] != 0; }
+};
+
 struct System {
     Halide::Type type = Halide::Int(32);  ///< the type of every recurrence and input unless mixed (Recurrence::type, input_types)
     std::vector<int64_t> mins, extents;  ///< per loop, innermost first
@@ -94,8 +101,19 @@ struct System {
     /// chains of themselves mostly no steps, the others at least one), which
     /// some of its transforms take.
     std::vector<int64_t> planned_time;
+    /// The domain's conditions beyond the box (A.where(...)); empty: the box.
+    /// Drawn so that the domain keeps every element each output writes and
+    /// leaves out some point of the box; every recurrence read is then
+    /// guarded to be taken only where its point lies in the domain.
+    std::vector<Constraint> constraints;
     size_t loops() const { return extents.size(); }
 };
+
+/// Whether `point` (per loop) is in the system's domain: its box and every constraint.
+bool in_domain(const System &system, const std::vector<int64_t> &point);
+/// The number of points of the system's domain, and of its box.
+int64_t domain_points(const System &system);
+int64_t box_points(const System &system);
 
 /// Shapes the drawing makes on purpose (a bit each in shape_classes):
 ///  a: a copy chain whose root reads another recurrence at the same point;
@@ -137,6 +155,9 @@ const char *recurrence_name(size_t r);
 void plant_extremes(const System &system, Buffers &inputs, uint32_t seed);
 
 /// A system drawn from `rng`: 1 to 3 loops, 1 to 4 recurrences, int or float.
+/// About a third of them (of two or three loops) on an affine domain: one
+/// or two constraints (System::constraints), drawn from a generator of their
+/// own so that the other draws are as before them.
 /// Most are well defined; some carry a defect (no base case, a read where a
 /// select leaves a value undefined, an output written twice or never, or
 /// dependences no sequential order computes). About 40% are drawn with the
@@ -146,7 +167,8 @@ void plant_extremes(const System &system, Buffers &inputs, uint32_t seed);
 System draw_system(std::mt19937 &rng);
 
 /// A transform of `system` drawn from `rng` with `space_rows` space rows
-/// (entries in [-2, 2]); sometimes a loop is left out of the source loops.
+/// (entries in [-2, 2]); sometimes a loop is left out of the source loops
+/// (never one a domain constraint uses: a constraint is on the array's loops).
 /// For a shaped system, often a time row that makes one of its copy chains
 /// a same-step chain: the planned one, or one orthogonal to a chain.
 Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows);

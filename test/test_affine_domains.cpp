@@ -212,3 +212,20 @@ TEST_CASE("a point outside the domain stores nothing, even where its select hold
     optimize_kernel(kernel);
     CHECK(execute_against_reference(kernel, p, 9) == "");
 }
+
+TEST_CASE("a same-step read of a PE's own value, never taken on the domain, lowers", "[affine]") {
+    // The fuzzer's reproducer: the domain is (i = 2, j = 0..1); the read
+    // A(i - 1, j - 1) is never taken there and maps to dp = 0, dt = 0 (the
+    // transform is injective on the domain only). The kernel read the value
+    // of this very step before computing it.
+    Var i("i"), j("j"), s("s"), t("t");
+    Func A(Int(32), {i, j}, Place::Device, "A"), Out(Place::Device, "Out");
+    A(i, j) = select(i >= 1 && j >= 1 && -2 * i - j <= -7, A(i - 1, j - 1), 5) % 10007;
+    Out(j) = select(i == 2, A(i, j));
+    A.merge_ures(Out).set_bounds(i, 0, 3, j, 0, 2).where(-2 * i - j <= -4);
+    A.space_time_transform({i, j}, {s, t}, {-1, 1, /**/ -2, 2});
+    ir::UreProgram p = Out.lower();
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(p), "k", {});
+    optimize_kernel(kernel);
+    CHECK(execute_against_reference(kernel, p, 1) == "");
+}

@@ -15,6 +15,12 @@
 // (RandomSystem.h's ShapeClass: chains with computed roots, chains of
 // chains, nested roots, mixed types, extreme inputs); the summary counts
 // each shape drawn, accepted, as a same-step chain, and executed.
+// About a third of the systems of two or three loops are drawn on an affine
+// domain (A.where(a . x <= c), one or two constraints: never empty, never the
+// whole box, keeping every output element), with every recurrence read
+// guarded to lie in the domain; brute force then enumerates the exact domain
+// (brute_force_on_domain), and the summary counts those systems and their
+// designs run.
 // A failing case is shrunk and printed as a spec with the seed that draws it.
 //
 // PULSE_RANDOM_SCALE=n draws n times the systems; PULSE_FUZZ_SEED=s starts at
@@ -33,6 +39,7 @@
 #include "analysis/CheckWellDefined.h"
 #include "codegen/CodeGenCM.h"
 #include "Emit.h"
+#include "exec/ExprCompiler.h"
 #include "exec/InputRegions.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
@@ -76,7 +83,116 @@ struct Stats {
     int shaped_systems = 0;       ///< systems with at least one shape class
     int broadcasts_in_place = 0;  ///< broadcasts checked in place (per kernel)
     int broadcasts_missed = 0;    ///< broadcasts under a transform whose reverse map divides, taken from a source lane
+    /// Systems on an affine domain (System::constraints: non-empty, not the
+    /// whole box), of those the well-defined ones; their validator cases,
+    /// linear designs accepted and kernels executed.
+    int constrained = 0, constrained_well_defined = 0, constrained_cases = 0, constrained_accepted = 0, constrained_executed = 0;
 };
+
+/// brute_force (BruteForce.h) on the exact domain of a program with
+/// constraints: a dependence is taken where x and x - d are both in the
+/// domain, and the injectivity is of the domain's points only. A program
+/// without constraints goes to brute_force itself.
+BruteResult brute_force_on_domain(const ir::UreProgram &program) {
+    if (program.constraints.empty()) return brute_force(program);
+    const ir::SpaceTimeTransform &transform = *program.schedule.transform;
+    const size_t n = program.loops.size();
+    std::vector<int> source_slots;
+    for (const auto &loop : transform.source_loops) source_slots.push_back(program.loop_index(loop));
+    auto is_source = [&](size_t i) { return std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end(); };
+    auto row_dot = [&](const std::vector<int64_t> &row, const std::vector<int64_t> &v) {
+        int64_t sum = 0;
+        for (size_t j = 0; j < row.size(); j++) sum += row[j] * v[source_slots[j]];
+        return sum;
+    };
+    ExprCompilerHooks hooks;
+    hooks.variable_slot = [&](const std::string &name) {
+        const int slot = program.loop_index(name);
+        if (slot < 0) throw std::logic_error("a condition reads an unknown variable " + name);
+        return slot;
+    };
+    hooks.recurrence_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
+        throw std::logic_error("a condition calls a recurrence");
+    };
+    hooks.input_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
+        throw std::logic_error("a condition reads an input");
+    };
+    const Closure domain = compile_expr(program.domain_condition(), hooks);
+    auto in_domain = [&](std::vector<int64_t> &x) {
+        for (size_t i = 0; i < n; i++)
+            if (x[i] < program.loops[i].min || x[i] > program.loops[i].max()) return false;
+        EvalState state;
+        state.coords = x.data();
+        return domain(state) != 0;
+    };
+    std::vector<std::vector<int64_t>> points;  // the domain's
+    std::vector<int64_t> x(n);
+    std::function<void(size_t)> walk = [&](size_t level) {
+        if (level == n) {
+            if (in_domain(x)) points.push_back(x);
+            return;
+        }
+        for (int64_t v = program.loops[level].min; v <= program.loops[level].max(); v++) {
+            x[level] = v;
+            walk(level + 1);
+        }
+    };
+    walk(0);
+
+    BruteResult result;
+    for (const ir::Dependence &dep : program.dependences) {
+        BruteDependence bd;
+        bd.dp = row_dot(transform.matrix[0], dep.distance);
+        bd.dt = row_dot(transform.matrix.back(), dep.distance);
+        const Closure condition = compile_expr(dep.condition.defined() ? dep.condition : Halide::Internal::const_true(), hooks);
+        std::vector<int64_t> point(n), source(n);
+        for (const std::vector<int64_t> &p : points) {
+            for (size_t i = 0; i < n; i++) source[i] = p[i] - dep.distance[i];
+            if (!in_domain(source)) continue;
+            point = p;
+            EvalState state;
+            state.coords = point.data();
+            if (condition(state) != 0) {
+                bd.taken = true;
+                break;
+            }
+        }
+        result.dependences.push_back(bd);
+    }
+    for (const ir::Dependence &dep : program.dependences) {
+        for (size_t i = 0; i < n; i++) {
+            if (!is_source(i) && dep.distance[i] != 0) {
+                result.verdict = Verdict::CrossesInstances;
+                result.culprit = &dep;
+                return result;
+            }
+        }
+    }
+    std::set<std::vector<int64_t>> images;
+    for (const std::vector<int64_t> &p : points) {
+        bool first_instance = true;  // points that differ only in instance loops are different arrays
+        for (size_t i = 0; i < n; i++) first_instance &= is_source(i) || p[i] == program.loops[i].min;
+        if (!first_instance) continue;
+        std::vector<int64_t> image;
+        for (const auto &row : transform.matrix) image.push_back(row_dot(row, p));
+        if (!images.insert(image).second) {
+            result.verdict = Verdict::Processor;
+            return result;
+        }
+    }
+    for (size_t k = 0; k < program.dependences.size(); k++) {
+        const ir::Dependence &dep = program.dependences[k];
+        const BruteDependence &bd = result.dependences[k];
+        const bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
+        if (!bd.taken || zero) continue;
+        if (bd.dt < (dep.is_copy ? 0 : 1)) {
+            result.verdict = Verdict::Data;
+            result.culprit = &dep;
+            return result;
+        }
+    }
+    return result;
+}
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
 Buffers case_inputs(const ir::UreProgram &program, const System &system, uint32_t seed) {
@@ -242,9 +358,11 @@ Failure check_system(const System &system, const Transform &transform, uint32_t 
 Failure check_transform_phases(const System &system, const Transform &transform, const ir::UreProgram &program,
                                uint32_t seed, Stats &stats, bool &accepted_linear, const char *&phase) {
     accepted_linear = false;
-    const BruteResult brute = brute_force(program);
+    const BruteResult brute = brute_force_on_domain(program);
     const ValidatorResult validator = run_validator(program);
+    const bool constrained = !system.constraints.empty();
     stats.cases++;
+    stats.constrained_cases += constrained;
     stats.by_verdict[brute.verdict]++;
     stats.cases_by_loops[program.loops.size()]++;
     stats.cases_by_space_rows[program.schedule.transform->matrix.size() - 1]++;
@@ -263,6 +381,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
         return {};
     }
     accepted_linear = true;
+    stats.constrained_accepted += constrained;
     const unsigned shapes = shape_classes(system), same_step = same_step_classes(system, transform);
     for (int c = 0; c < shape_class_count; c++) {
         stats.shape_accepted[c] += (shapes >> c) & 1;
@@ -369,6 +488,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                 stats.executed_cropped++;
             }
             stats.executed++;
+            stats.constrained_executed += constrained;
             stats.several_per_lane += kernel.pes_per_lane > 1;
             stats.executed_by[mapping][is_rolled]++;
             stats.executed_shared_state += !kernel.shared_state.empty();
@@ -437,6 +557,12 @@ std::string shrunk_report(const System &system, const Transform &transform, uint
         if ((shapes >> c) & 1) text << (n++ ? " " : "; shapes ") << shape_class_name(c);
     }
     text << "):\n" << system_cpp(small, small_transform);
+    // As the compiler reads it (the domain's constraints, the dependences and their conditions).
+    try {
+        ir::print(text, build_system(small, small_transform));
+    } catch (const std::exception &e) {
+        text << "(not built: " << e.what() << ")\n";
+    }
     return text.str();
 }
 
@@ -473,6 +599,18 @@ Run run_fuzzer() {
         std::ostringstream type;
         type << system.type;
         stats.types[type.str()]++;
+        if (!system.constraints.empty()) {
+            // An affine domain: some points of the box, not all (counted).
+            const int64_t points = domain_points(system);
+            if (points == 0 || points == box_points(system)) {
+                stats.failures++;
+                run.reports.push_back("drawing: the domain of PULSE_FUZZ_SEED=" + std::to_string(seed) + " has " +
+                                      std::to_string(points) + " of its box's " + std::to_string(box_points(system)) +
+                                      " points\n" + system_cpp(system, transforms[0]));
+                continue;
+            }
+            stats.constrained++;
+        }
         std::set<std::string> reported;  // failure kinds of this system shrunk already
         auto report = [&](const Transform &transform, Failure failure) {
             stats.failures++;
@@ -499,6 +637,7 @@ Run run_fuzzer() {
         }
         if (outcome == SystemOutcome::IllDefined) stats.ill_defined++;
         if (outcome != SystemOutcome::WellDefined) continue;
+        stats.constrained_well_defined += !system.constraints.empty();
         for (const Transform &transform : transforms) {
             apply_transform(program, transform);
             bool accepted_linear = false;
@@ -551,6 +690,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         std::cout << "/" << s.shape_executed[c];
     }
     std::cout << "\n";
+    std::cout << "  affine domains (A.where: one or two constraints, the domain neither empty nor the box): " << s.constrained
+              << " systems (" << s.constrained_well_defined << " well defined), " << s.constrained_cases << " validator cases, "
+              << s.constrained_accepted << " linear designs accepted, " << s.constrained_executed << " kernels executed\n";
     for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
     REQUIRE(s.failures == 0);
@@ -578,6 +720,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
             if (c <= SeveralChains) CHECK(s.shape_same_step[c] > 0);
         }
         CHECK(s.broadcasts_in_place > 0);
+        // Affine domains are drawn and run (not skipped).
+        CHECK(s.constrained > 0);
+        CHECK(s.constrained_executed > 0);
     }
 }
 

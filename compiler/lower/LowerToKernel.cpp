@@ -705,15 +705,19 @@ private:
         return {instance, inside};
     }
 
-    /// Replaces input reads by guarded loads.
-    Expr lower_loads(const Expr &e) const {
+    /// Replaces input reads by guarded loads: inside the buffer and, where
+    /// given, at a point of the domain (`in_domain`: a PE whose point the
+    /// domain's constraints exclude loads nothing; its values are never read).
+    Expr lower_loads(const Expr &e, const Expr &in_domain = Expr()) const {
         return kir::replace_calls(e, [&](const Call *op) -> Expr {
             std::string in = ir::input_callee(Expr(op));
             if (in.empty()) return Expr();
             std::vector<Expr> coords;
-            for (const Expr &a : op->args) coords.push_back(lower_loads(a));
+            for (const Expr &a : op->args) coords.push_back(lower_loads(a, in_domain));
             const kir::BufferArg &b = buffer(in);
-            return kir::load(op->type, in, kir::in_bounds(b, coords), coords);
+            Expr guard = kir::in_bounds(b, coords);
+            if (in_domain.defined()) guard = simplify_exact(in_domain && guard);
+            return kir::load(op->type, in, guard, coords);
         });
     }
 
@@ -827,6 +831,18 @@ private:
             Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
             active_value[j] = simplify_exact(on_array && substitute(at[j], program.has_preimage));
         }
+        // The domain's constraints at slot j's point (undefined for a box): a
+        // load there is skipped where they exclude the point.
+        Expr domain_over_array;
+        if (!program.source.constraints.empty()) {
+            std::map<std::string, Expr> source_of;
+            const ir::SpaceTimeTransform &transform = *program.source.schedule.transform;
+            for (size_t i = 0; i < transform.source_loops.size(); i++) source_of[transform.source_loops[i]] = program.reverse[i];
+            domain_over_array = substitute(source_of, program.source.domain_condition());
+        }
+        auto in_domain = [&](int64_t j) {
+            return domain_over_array.defined() ? simplify_exact(substitute(at[j], domain_over_array)) : Expr();
+        };
         // Whether slot j's PE runs this step: the let activeTAG.vSLOT.tPOSITION.
         auto active = [&](int64_t j) {
             if (!active_used[j]) {
@@ -902,6 +918,7 @@ private:
             Stmt store = Store::make(x.name, Variable::make(x.type, value), index, Parameter(), const_true(), ModulusRemainder());
             step.push_back({"", Expr(), IfThenElse::make(guard, store)});
         };
+        std::set<std::string> computed;  // the variables this step has computed so far
         // Taps of earlier steps, and same-step taps of this PE, resolved.
         auto resolve_earlier = [&](Expr e, int64_t j) {
             for (const sys::Tap &tap : sys::taps_in(e)) {
@@ -909,6 +926,11 @@ private:
                     e = replace_tap(e, tap, from_grid(tap, j));
                 } else if (tap.dt >= 1) {
                     e = replace_tap(e, tap, neighbour(tap.var, position - tap.dt, tap.dp, j));
+                } else if (tap.dt == 0 && tap.dp == 0 && !computed.count(tap.var)) {
+                    // A read of this PE's value of this step before it is computed:
+                    // as for a later step, the validator accepts it only where the
+                    // dependence is never taken on the domain.
+                    e = replace_tap(e, tap, make_zero(program.variable(tap.var).type));
                 } else if (tap.dt == 0 && tap.dp == 0) {
                     e = replace_tap(e, tap, Variable::make(program.variable(tap.var).type, ssa(tap.var, copy, position, j)));
                 } else if (tap.dt < 0) {
@@ -925,7 +947,7 @@ private:
                 Expr value = simplify_exact(substitute(at[j], st.value));
                 if (st.is_output) {
                     Expr defined = ir::defined_condition(value);
-                    Expr stored = lower_loads(resolve_earlier(drop_undefined_branches(value), j));
+                    Expr stored = lower_loads(resolve_earlier(drop_undefined_branches(value), j), in_domain(j));
                     std::vector<Expr> coords;
                     for (const Expr &i : st.output_index) coords.push_back(simplify_exact(substitute(at[j], i)));
                     const kir::BufferArg &out = buffer(st.ure);
@@ -951,7 +973,7 @@ private:
                 if (chains.empty()) {
                     // A copy chain is planned on where the value is defined; without one
                     // the undefined side's test can go.
-                    result = lower_loads(resolve_earlier(drop_undefined_branches(with_undefined), j));
+                    result = lower_loads(resolve_earlier(drop_undefined_branches(with_undefined), j), in_domain(j));
                 } else if (chains.size() != 1 || chains[0].var != st.ure) {
                     // A same-step read of another variable along the PEs: that
                     // variable is final already (every slot of it is).
@@ -959,7 +981,7 @@ private:
                         if (tap.var == st.ure) refuse(Refusal::SeveralSameStepChains, st.ure, "kernel ", name, ": ", st.ure, " has several same-step copy chains; not supported");
                         value = replace_tap(value, tap, neighbour(tap.var, position, tap.dp, j));
                     }
-                    result = lower_loads(resolve_earlier(value, j));
+                    result = lower_loads(resolve_earlier(value, j), in_domain(j));
                 } else {
                     const sys::Tap tap = chains[0];
                     std::optional<Expr> copies_where = copy_condition(generic, tap);
@@ -967,7 +989,7 @@ private:
                     if (copies_where && is_same_on_every_pe(from_source, program.space_var)) {
                         // A copy chain of a value that is the same on every PE
                         // (a broadcast): each PE computes it in place.
-                        result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j));
+                        result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j), in_domain(j));
                     } else if (slots > 1 || kernel.warps_per_array > 1) {
                         refuse(Refusal::SameStepChain, st.ure, "kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",
                                       "between them, and the array (", program.pe_count, " PEs) is wider than a warp; such chains ",
@@ -977,7 +999,7 @@ private:
                         // Each lane takes the value of the nearest source lane
                         // l - k*dp; the validator guarantees the lanes between
                         // are active copies.
-                        Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type)), j));
+                        Expr own = lower_loads(resolve_earlier(replace_tap(value, tap, make_zero(st.type)), j), in_domain(j));
                         std::string own_n = names.fresh(own_name, "own"), from_n = names.fresh(own_name, "from");
                         step.push_back({own_n, own, Stmt()});
                         Expr copies_here = substitute(at[j], *copies_where);  // planned over a symbolic PE
@@ -988,7 +1010,7 @@ private:
                         // The chain flows through arithmetic: one hop per round
                         // until the longest chain of the array is covered.
                         int64_t rounds = (program.pe_count - 1) / std::abs(tap.dp) + 1;
-                        Expr body = lower_loads(resolve_earlier(value, j));
+                        Expr body = lower_loads(resolve_earlier(value, j), in_domain(j));
                         std::string prev = names.fresh(own_name, "round", 0);
                         step.push_back({prev, make_zero(st.type), Stmt()});
                         for (int64_t r = 1; r <= rounds; r++) {
@@ -1005,6 +1027,7 @@ private:
                 step.push_back({own_name, result, Stmt()});
                 to_grid(st.ure, own_name, j);
             }
+            computed.insert(st.ure);
         }
         for (int64_t j = 0; j < slots; j++) {
             if (active_used[j]) items.push_back({active_name[j], active_value[j], Stmt()});
