@@ -68,6 +68,16 @@ BruteResult brute_force(const ir::UreProgram &program) {
         throw std::logic_error("a dependence condition reads an input");
     };
 
+    // The domain: the box less what the constraints (`where`) exclude.
+    const Closure constraints = program.constraints.empty() ? Closure() : compile_expr(program.domain_condition(), hooks);
+    auto inside = [&](std::vector<int64_t> &x) {
+        if (!in_domain(program, x)) return false;
+        if (!constraints) return true;
+        EvalState state;
+        state.coords = x.data();
+        return constraints(state) != 0;
+    };
+
     BruteResult result;
     std::vector<int64_t> point(n), source(n);
     for (const ir::Dependence &dep : program.dependences) {
@@ -76,9 +86,9 @@ BruteResult brute_force(const ir::UreProgram &program) {
         bd.dt = row_dot(transform.matrix.back(), dep.distance);
         Closure condition = compile_expr(dep.condition.defined() ? dep.condition : Halide::Internal::const_true(), hooks);
         for_each_point(program, point, [&](const std::vector<int64_t> &x) {
-            if (bd.taken) return;
+            if (bd.taken || !inside(point)) return;
             for (size_t i = 0; i < n; i++) source[i] = x[i] - dep.distance[i];
-            if (!in_domain(program, source)) return;
+            if (!inside(source)) return;
             EvalState state;
             state.coords = x.data();
             if (condition(state) != 0) bd.taken = true;
@@ -98,10 +108,11 @@ BruteResult brute_force(const ir::UreProgram &program) {
         }
     }
 
-    // Injectivity: hash the images of the source loops' box.
+    // Injectivity: hash the images of the source loops' domain.
     std::set<std::vector<int64_t>> images;
     bool collision = false;
     for_each_point(program, point, [&](const std::vector<int64_t> &x) {
+        if (!inside(point)) return;
         // Points that differ only in instance loops are different arrays: fix them at their minimum.
         for (size_t i = 0; i < n; i++) {
             bool is_source = std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end();

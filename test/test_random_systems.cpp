@@ -18,9 +18,8 @@
 // About a third of the systems of two or three loops are drawn on an affine
 // domain (A.where(a . x <= c), one or two constraints: never empty, never the
 // whole box, keeping every output element), with every recurrence read
-// guarded to lie in the domain; brute force then enumerates the exact domain
-// (brute_force_on_domain), and the summary counts those systems and their
-// designs run.
+// guarded to lie in the domain; brute force enumerates the exact domain, and
+// the summary counts those systems and their designs run.
 // A failing case is shrunk and printed as a spec with the seed that draws it.
 //
 // PULSE_RANDOM_SCALE=n draws n times the systems; PULSE_FUZZ_SEED=s starts at
@@ -88,111 +87,6 @@ struct Stats {
     /// linear designs accepted and kernels executed.
     int constrained = 0, constrained_well_defined = 0, constrained_cases = 0, constrained_accepted = 0, constrained_executed = 0;
 };
-
-/// brute_force (BruteForce.h) on the exact domain of a program with
-/// constraints: a dependence is taken where x and x - d are both in the
-/// domain, and the injectivity is of the domain's points only. A program
-/// without constraints goes to brute_force itself.
-BruteResult brute_force_on_domain(const ir::UreProgram &program) {
-    if (program.constraints.empty()) return brute_force(program);
-    const ir::SpaceTimeTransform &transform = *program.schedule.transform;
-    const size_t n = program.loops.size();
-    std::vector<int> source_slots;
-    for (const auto &loop : transform.source_loops) source_slots.push_back(program.loop_index(loop));
-    auto is_source = [&](size_t i) { return std::find(source_slots.begin(), source_slots.end(), (int)i) != source_slots.end(); };
-    auto row_dot = [&](const std::vector<int64_t> &row, const std::vector<int64_t> &v) {
-        int64_t sum = 0;
-        for (size_t j = 0; j < row.size(); j++) sum += row[j] * v[source_slots[j]];
-        return sum;
-    };
-    ExprCompilerHooks hooks;
-    hooks.variable_slot = [&](const std::string &name) {
-        const int slot = program.loop_index(name);
-        if (slot < 0) throw std::logic_error("a condition reads an unknown variable " + name);
-        return slot;
-    };
-    hooks.recurrence_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
-        throw std::logic_error("a condition calls a recurrence");
-    };
-    hooks.input_call = [](const Halide::Internal::Call *, std::vector<Closure>) -> Closure {
-        throw std::logic_error("a condition reads an input");
-    };
-    const Closure domain = compile_expr(program.domain_condition(), hooks);
-    auto in_domain = [&](std::vector<int64_t> &x) {
-        for (size_t i = 0; i < n; i++)
-            if (x[i] < program.loops[i].min || x[i] > program.loops[i].max()) return false;
-        EvalState state;
-        state.coords = x.data();
-        return domain(state) != 0;
-    };
-    std::vector<std::vector<int64_t>> points;  // the domain's
-    std::vector<int64_t> x(n);
-    std::function<void(size_t)> walk = [&](size_t level) {
-        if (level == n) {
-            if (in_domain(x)) points.push_back(x);
-            return;
-        }
-        for (int64_t v = program.loops[level].min; v <= program.loops[level].max(); v++) {
-            x[level] = v;
-            walk(level + 1);
-        }
-    };
-    walk(0);
-
-    BruteResult result;
-    for (const ir::Dependence &dep : program.dependences) {
-        BruteDependence bd;
-        bd.dp = row_dot(transform.matrix[0], dep.distance);
-        bd.dt = row_dot(transform.matrix.back(), dep.distance);
-        const Closure condition = compile_expr(dep.condition.defined() ? dep.condition : Halide::Internal::const_true(), hooks);
-        std::vector<int64_t> point(n), source(n);
-        for (const std::vector<int64_t> &p : points) {
-            for (size_t i = 0; i < n; i++) source[i] = p[i] - dep.distance[i];
-            if (!in_domain(source)) continue;
-            point = p;
-            EvalState state;
-            state.coords = point.data();
-            if (condition(state) != 0) {
-                bd.taken = true;
-                break;
-            }
-        }
-        result.dependences.push_back(bd);
-    }
-    for (const ir::Dependence &dep : program.dependences) {
-        for (size_t i = 0; i < n; i++) {
-            if (!is_source(i) && dep.distance[i] != 0) {
-                result.verdict = Verdict::CrossesInstances;
-                result.culprit = &dep;
-                return result;
-            }
-        }
-    }
-    std::set<std::vector<int64_t>> images;
-    for (const std::vector<int64_t> &p : points) {
-        bool first_instance = true;  // points that differ only in instance loops are different arrays
-        for (size_t i = 0; i < n; i++) first_instance &= is_source(i) || p[i] == program.loops[i].min;
-        if (!first_instance) continue;
-        std::vector<int64_t> image;
-        for (const auto &row : transform.matrix) image.push_back(row_dot(row, p));
-        if (!images.insert(image).second) {
-            result.verdict = Verdict::Processor;
-            return result;
-        }
-    }
-    for (size_t k = 0; k < program.dependences.size(); k++) {
-        const ir::Dependence &dep = program.dependences[k];
-        const BruteDependence &bd = result.dependences[k];
-        const bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
-        if (!bd.taken || zero) continue;
-        if (bd.dt < (dep.is_copy ? 0 : 1)) {
-            result.verdict = Verdict::Data;
-            result.culprit = &dep;
-            return result;
-        }
-    }
-    return result;
-}
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
 Buffers case_inputs(const ir::UreProgram &program, const System &system, uint32_t seed) {
@@ -358,7 +252,7 @@ Failure check_system(const System &system, const Transform &transform, uint32_t 
 Failure check_transform_phases(const System &system, const Transform &transform, const ir::UreProgram &program,
                                uint32_t seed, Stats &stats, bool &accepted_linear, const char *&phase) {
     accepted_linear = false;
-    const BruteResult brute = brute_force_on_domain(program);
+    const BruteResult brute = brute_force(program);
     const ValidatorResult validator = run_validator(program);
     const bool constrained = !system.constraints.empty();
     stats.cases++;
