@@ -60,6 +60,15 @@ void require_unbounded(const UreGroup &group, const std::string &var) {
     if (bounded) compile_error(group.owner(), ".set_bounds: loop '", var, "' is bounded twice");
 }
 
+/// set_bounds' checks: a recurrence's nest, one of its loops, not bounded yet.
+void require_unbounded_loop(const FuncContents &f, const UreGroup &group, const std::string &var) {
+    if (!f.declared) compile_error(f.name, ".set_bounds: bounds belong to the loop nest of a recurrence Func");
+    if (std::find(f.args.begin(), f.args.end(), var) == f.args.end()) {
+        compile_error(f.name, ".set_bounds: unknown loop variable '", var, "'; the loops of ", f.name, " are (", join_names(f.args), ")");
+    }
+    require_unbounded(group, var);
+}
+
 void require_loop(UreGroup &group, const std::string &primitive, const std::string &var) {
     const std::vector<std::string> &loops = current_loops(group);
     if (std::find(loops.begin(), loops.end(), var) == loops.end()) {
@@ -279,12 +288,7 @@ Func &Func::merge_ures(const std::vector<Func> &others) {
 
 Func &Func::set_bounds(const Var &var, int64_t min, int64_t extent) {
     UreGroup &g = *group();
-    if (!func->declared) compile_error(name(), ".set_bounds: bounds belong to the loop nest of a recurrence Func");
-    if (std::find(func->args.begin(), func->args.end(), var.name()) == func->args.end()) {
-        compile_error(name(), ".set_bounds: unknown loop variable '", var.name(), "'; the loops of ", name(), " are (",
-                      join_names(func->args), ")");
-    }
-    require_unbounded(g, var.name());
+    require_unbounded_loop(*func, g, var.name());
     if (extent < 1) compile_error(name(), ".set_bounds: loop '", var.name(), "' has extent ", extent, "; it must be at least 1");
     g.bounds.push_back({var.name(), {min, extent}});
     return *this;
@@ -296,12 +300,7 @@ Func &Func::set_bounds(const Var &var, const Expr &min, const Expr &extent) {
     const int64_t *constant_extent = Halide::Internal::as_const_int(extent_value);
     if (constant_min && constant_extent) return set_bounds(var, *constant_min, *constant_extent);
     UreGroup &g = *group();
-    if (!func->declared) compile_error(name(), ".set_bounds: bounds belong to the loop nest of a recurrence Func");
-    if (std::find(func->args.begin(), func->args.end(), var.name()) == func->args.end()) {
-        compile_error(name(), ".set_bounds: unknown loop variable '", var.name(), "'; the loops of ", name(), " are (",
-                      join_names(func->args), ")");
-    }
-    require_unbounded(g, var.name());
+    require_unbounded_loop(*func, g, var.name());
     for (const Expr &e : {min, extent}) {
         if (!e.type().is_int_or_uint()) {
             compile_error(name(), ".set_bounds(", var.name(), ", ", ir::to_source(min), ", ", ir::to_source(extent),
