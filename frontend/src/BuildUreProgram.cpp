@@ -79,8 +79,11 @@ std::map<std::string, ir::Loop> resolve_bounds(const UreGroup &g, std::vector<Ex
             }
             const Expr min = cast(Int(64), it->min), last = cast(Int(64), it->min) + cast(Int(64), it->extent) - 1;
             const Interval lo = bounds_of_expr_in_scope(min, scope), hi = bounds_of_expr_in_scope(last, scope);
-            const int64_t *lo_min = lo.has_lower_bound() ? as_const_int(simplify(lo.min)) : nullptr;
-            const int64_t *hi_max = hi.has_upper_bound() ? as_const_int(simplify(hi.max)) : nullptr;
+            // Keep the simplified bounds alive: as_const_int points into them.
+            const Expr lo_simplified = lo.has_lower_bound() ? simplify(lo.min) : Expr();
+            const Expr hi_simplified = hi.has_upper_bound() ? simplify(hi.max) : Expr();
+            const int64_t *lo_min = lo_simplified.defined() ? as_const_int(lo_simplified) : nullptr;
+            const int64_t *hi_max = hi_simplified.defined() ? as_const_int(hi_simplified) : nullptr;
             const std::string text = it->var + ", " + ir::to_source(it->min) + ", " + ir::to_source(it->extent);
             if (!lo_min || !hi_max) {
                 compile_error(g.owner(), ".set_bounds(", text, "): the bound's range over the other loops is not known; ",
