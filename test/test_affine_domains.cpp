@@ -52,10 +52,47 @@ std::vector<double> forward_substitution(const Buffers &in, int N, int B) {
     return x;
 }
 
-kir::Kernel kernel_of(const ir::UreProgram &program) {
-    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "trisolve", {"L", "b"});
+kir::Kernel kernel_of(const ir::UreProgram &program, const std::string &name = "trisolve",
+                      const std::vector<std::string> &inputs = {"L", "b"}) {
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), name, inputs);
     optimize_kernel(kernel);
     return kernel;
+}
+
+/// A diagonally dominant matrix for `lu` (N x N, B of them), so that LU
+/// without pivoting is stable: entries in [-1, 1], the diagonal in [N, 2N].
+Buffers dominant_matrices(Halide::Type type, int N, int B, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    Halide::Buffer<> a(type, {N, N, B}, "a");
+    for (int n = 0; n < B; n++) {
+        for (int i = 0; i < N; i++) {
+            for (int j = 0; j < N; j++) {
+                const double v = j == i ? N * (1.5 + 0.5 * unit(rng)) : unit(rng);
+                store_element(a, {j, i, n}, Scalar::cast(Scalar::of_double(v), Halide::Float(64), type));
+            }
+        }
+    }
+    return {{"a", a}};
+}
+
+/// Doolittle's LU in double, packed: U on and above the diagonal, L below;
+/// element (i, j) of matrix n at [(n * N + i) * N + j].
+std::vector<double> doolittle(const Halide::Buffer<> &a, int N, int B) {
+    std::vector<double> lu((size_t)N * N * B);
+    for (int n = 0; n < B; n++) {
+        auto at = [&](int i, int j) -> double & { return lu[((size_t)n * N + i) * N + j]; };
+        for (int i = 0; i < N; i++) {
+            for (int j = 0; j < N; j++) at(i, j) = test::at(a, {j, i, n});
+        }
+        for (int k = 0; k < N; k++) {
+            for (int i = k + 1; i < N; i++) {
+                at(i, k) /= at(k, k);
+                for (int j = k + 1; j < N; j++) at(i, j) -= at(i, k) * at(k, j);
+            }
+        }
+    }
+    return lu;
 }
 
 /// A small nest on the triangle j <= i to break one piece at a time.
@@ -92,6 +129,52 @@ TEST_CASE("trisolve runs on its triangle on every evaluator and equals forward s
             execute_kernel(kernel_of(program), run);
             CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
         }
+    }
+}
+
+TEST_CASE("lu runs on its tetrahedron on every evaluator and equals Doolittle's LU", "[affine]") {
+    for (const char *spec : {"lu", "lu_f64"}) {
+        const bool f64 = std::string(spec) == "lu_f64";
+        for (int N : {1, 2, 7, 33}) {
+            const int B = N == 33 ? 1 : 3;
+            INFO(spec << " N=" << N << " B=" << B);
+            ir::UreProgram program = build_spec(spec, params({{"N", N}, {"B", B}})).output.lower();
+            Buffers inputs = dominant_matrices(f64 ? Halide::Float(64) : Halide::Float(32), N, B, 29 + N);
+            Buffers expected = ir::realize(program, inputs);
+            std::vector<double> lu = doolittle(inputs.at("a"), N, B);
+            for (int n = 0; n < B; n++) {
+                for (int i = 0; i < N; i++) {
+                    for (int j = 0; j < N; j++) {
+                        INFO("LU(" << i << ", " << j << ") of matrix " << n);
+                        CHECK(test::close(test::at(expected.at("Out"), {j, i, n}), lu[((size_t)n * N + i) * N + j], f64 ? 1e-12 : 1e-5));
+                    }
+                }
+            }
+            CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
+            Buffers run = inputs;
+            Halide::Buffer<> out = expected.at("Out").copy();
+            poison(out);
+            run["Out"] = out;
+            execute_kernel(kernel_of(program, spec, {"a"}), run);
+            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+        }
+    }
+}
+
+TEST_CASE("lu's report counts the tetrahedron; its bounds that cancel give the tight box", "[affine]") {
+    for (int N : {1, 6, 32}) {
+        INFO("N=" << N);
+        ir::UreProgram p = build_spec("lu", params({{"N", N}})).output.lower();
+        // i in [k, N): k + (N - k) - 1 is N - 1 at every k, not 2N - 2.
+        CHECK(p.loop("i").min == 0);
+        CHECK(p.loop("i").extent == N);
+        CHECK(p.loop("j").extent == N);
+        DesignMetrics m = analyze_design(compile_to_systolic(p));
+        int64_t points = 0;
+        for (int k = 0; k < N; k++) points += (int64_t)(N - k) * (N - k);
+        CHECK(m.domain_points == points);
+        CHECK(m.pe_count == N);
+        CHECK(m.steps == (int64_t)N * (N - 1) + 2 * (N - 1) + 1);
     }
 }
 

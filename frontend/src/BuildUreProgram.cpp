@@ -77,7 +77,10 @@ std::map<std::string, ir::Loop> resolve_bounds(const UreGroup &g, std::vector<Ex
                 ++it;
                 continue;
             }
-            const Expr min = cast(Int(64), it->min), last = cast(Int(64), it->min) + cast(Int(64), it->extent) - 1;
+            // Simplified first, so that a min and extent that cancel (k and N - k) give
+            // the tight range, not the sum of two intervals.
+            const Expr min = cast(Int(64), simplify(it->min));
+            const Expr last = cast(Int(64), simplify(it->min + it->extent - 1));
             const Interval lo = bounds_of_expr_in_scope(min, scope), hi = bounds_of_expr_in_scope(last, scope);
             // Keep the simplified bounds alive: as_const_int points into them.
             const Expr lo_simplified = lo.has_lower_bound() ? simplify(lo.min) : Expr();

@@ -1,0 +1,44 @@
+// Factorisations on their exact domains (tetrahedra of (k, j, i), not boxes),
+// as linear arrays: row i of the matrix is PE i (space s = i), and elimination
+// step k of column j reaches it at step t = N*k + j + i (two projections, as
+// in matmul). Loop n runs independent matrices (a batch). The input and the
+// factors are stored as a(j, i, n): column j of row i of matrix n.
+//
+// lu: Doolittle LU without pivoting, packed in one square output: U on and
+//   above the diagonal, L (unit diagonal, not stored) below it. At step k the
+//   pivot row's value U moves down the rows, each row's multiplier L moves
+//   along its columns, and each entry A stays in its PE (N values per PE).
+#include "pulse/pulse.h"
+
+using namespace pulse;
+
+namespace {
+
+Spec lu(const Params &params, Type type) {
+    const int N = params.get_int("N", 16, 1, 128);      // rows (PEs)
+    const int B = params.get_int("B", 3, 1, 1 << 24);   // matrices in the batch
+    Var j("j"), i("i"), k("k"), n("n"), s("s"), t("t");
+    Input a(type, 3, "a");
+    Func U(type, {j, i, k, n}, Place::Device, "U"), L(type, {j, i, k, n}, Place::Device, "L"),
+        A(type, {j, i, k, n}, Place::Device, "A"), Out(Place::Device, "Out");
+    // Entry (i, j) before elimination step k.
+    Expr before = select(k == 0, a(j, i, n), A(j, i, k - 1, n));
+    U(j, i, k, n) = select(i == k, before, U(j, i - 1, k, n));
+    L(j, i, k, n) = select(j == k, before / U(j, i, k, n), L(j - 1, i, k, n));
+    A(j, i, k, n) = select(i > k && j > k, before - L(j, i, k, n) * U(j, i, k, n));
+    // U(i, j) is final at step k = i, L(i, j) at step k = j.
+    Out(j, i, n) = select((j >= i && k == i) || (j < i && k == j), select(j >= i, U(j, i, k, n), L(j, i, k, n)));
+    U.merge_ures(L, A, Out).set_bounds(k, 0, N, i, k, N - k, j, k, N - k, n, 0, B);
+    U.gpu_blocks(n);
+    // The reverse map given, so that each PE finds its (j, k) with one division
+    // (isl's own inverse of this projection is correct but longer).
+    U.space_time_transform({j, i, k}, {s, t}, {0, 1, 0, /**/ 1, 1, N}, {(t - s) % N, s, (t - s) / N});
+    return Spec{Out, {a}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("lu", "LU without pivoting on the tetrahedron k <= i, j (s = i, t = N*k + j + i), fp32",
+                    [](const Params &p) { return lu(p, Float(32)); });
+PULSE_REGISTER_SPEC("lu_f64", "LU without pivoting on the tetrahedron k <= i, j (s = i, t = N*k + j + i), fp64",
+                    [](const Params &p) { return lu(p, Float(64)); });
