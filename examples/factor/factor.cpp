@@ -15,7 +15,7 @@ using namespace pulse;
 namespace {
 
 Spec lu(const Params &params, Type type) {
-    const int N = params.get_int("N", 16, 1, 128);      // rows (PEs)
+    const int N = params.get_int("N", 8, 1, 128);       // rows (PEs)
     const int B = params.get_int("B", 3, 1, 1 << 24);   // matrices in the batch
     Var j("j"), i("i"), k("k"), n("n"), s("s"), t("t");
     Input a(type, 3, "a");
