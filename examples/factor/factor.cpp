@@ -30,6 +30,9 @@ Spec lu(const Params &params, Type type) {
     Out(j, i, n) = select((j >= i && k == i) || (j < i && k == j), select(j >= i, U(j, i, k, n), L(j, i, k, n)));
     U.merge_ures(L, A, Out).set_bounds(k, 0, N, i, k, N - k, j, k, N - k, n, 0, B);
     U.gpu_blocks(n);
+    // CACHE=1: each value of a loaded at the step that uses it (through L1),
+    // not held in a register from the top of the instance: a is read once.
+    if (params.get_int("CACHE", 0, 0, 1)) a.in(U).store_in(MemoryType::Global);
     // The reverse map given, so that each PE finds its (j, k) with one division
     // (isl's own inverse of this projection is correct but longer).
     U.space_time_transform({j, i, k}, {s, t}, {0, 1, 0, /**/ 1, 1, N}, {(t - s) % N, s, (t - s) / N});

@@ -22,6 +22,9 @@ Spec trisolve(const Params &params, Type type) {
     Out(i, n) = select(j == i, X(j, i, n));
     X.merge_ures(S, Out).set_bounds(i, 0, N, j, 0, i + 1, n, 0, B);
     X.gpu_blocks(n);
+    // CACHE=1: each value of L loaded at the step that uses it (through L1),
+    // not held in a register from the top of the instance: L is read once.
+    if (params.get_int("CACHE", 0, 0, 1)) L.in(X).store_in(MemoryType::Global);
     X.space_time_transform({j, i}, {s, t}, {0, 1, /**/ 1, 1});
     return Spec{Out, {L, b}};
 }
