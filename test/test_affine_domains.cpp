@@ -161,6 +161,31 @@ TEST_CASE("lu runs on its tetrahedron on every evaluator and equals Doolittle's 
     }
 }
 
+TEST_CASE("lu and trisolve with their input read at its step (CACHE=1) equal the hoisted kernels", "[affine]") {
+    // The same lanes load the same elements, at the step that uses them.
+    for (const char *spec : {"lu_f64", "trisolve_f64"}) {
+        const bool lu = std::string(spec) == "lu_f64";
+        for (int N : {7, 33}) {
+            INFO(spec << " N=" << N);
+            ir::UreProgram hoisted = build_spec(spec, params({{"N", N}, {"B", 2}})).output.lower();
+            ir::UreProgram at_step = build_spec(spec, params({{"N", N}, {"B", 2}, {"CACHE", 1}})).output.lower();
+            Buffers inputs = lu ? dominant_matrices(Halide::Float(64), N, 2, 3 + N) : triangular_system(Halide::Float(64), N, 2, 3 + N);
+            const std::vector<std::string> names = lu ? std::vector<std::string>{"a"} : std::vector<std::string>{"L", "b"};
+            Buffers expected = ir::realize(hoisted, inputs);
+            kir::Kernel kernel = kernel_of(at_step, spec, names);
+            const std::string first = names[0];
+            REQUIRE(kernel.buffer(first).cache == kir::InputCache::L1);
+            REQUIRE(kernel_of(hoisted, spec, names).buffer(first).cache == kir::InputCache::Registers);
+            Buffers run = inputs;
+            Halide::Buffer<> out = expected.at("Out").copy();
+            poison(out);
+            run["Out"] = out;
+            execute_kernel(kernel, run);
+            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+        }
+    }
+}
+
 TEST_CASE("lu's report counts the tetrahedron; its bounds that cancel give the tight box", "[affine]") {
     for (int N : {1, 6, 32}) {
         INFO("N=" << N);
