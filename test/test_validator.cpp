@@ -140,6 +140,19 @@ TEST_CASE("processor availability: colliding points are named", "[validator]") {
     }
 }
 
+TEST_CASE("two space rows: the classic 2-D matmul array validates, a colliding one is refused with its points", "[validator]") {
+    // (k, j, i) -> PE (i, j), step i + j + k: Kung and Leiserson's mesh.
+    ir::UreProgram program = lower_spec("matmul", params({{"I", 5}, {"J", 4}, {"K", 3}}));
+    program.schedule.transform->destination_loops = {"s", "u", "t"};
+    program.schedule.transform->matrix = {{0, 0, 1}, {0, 1, 0}, {1, 1, 1}};
+    REQUIRE_NOTHROW(validate_transform(program));
+    // Both space rows i: (k, j) and (k', j') with k + j = k' + j' meet on one PE.
+    program.schedule.transform->matrix = {{0, 0, 1}, {0, 0, 1}, {1, 1, 1}};
+    REQUIRE_THROWS_WITH(validate_transform(program), Contains("processor availability") &&
+                                                         Contains("points (k = 0, j = 1, i = 0) and (k = 1, j = 0, i = 0)") &&
+                                                         Contains("s = 0") && Contains("u = 0") && Contains("t = 1"));
+}
+
 TEST_CASE("data availability: a computed value needs at least one step", "[validator]") {
     SECTION("SBM with time row (0, -1)") {
         ir::UreProgram program = lower_spec("conv1d_sbm");
