@@ -1,8 +1,11 @@
 // Affine domains: a loop nest whose domain is its box less what `where`
 // conditions (or a bound that depends on another loop) exclude. The
 // triangular solve runs on its triangle on every evaluator and equals forward
-// substitution; the report counts the triangle; the validator and the
+// substitution, LU and Cholesky on theirs equal CPU factorisations; the report
+// counts the triangle (tetrahedra); the validator and the
 // well-definedness check judge the exact domain; misuses are named.
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "analysis/Report.h"
@@ -161,15 +164,80 @@ TEST_CASE("lu runs on its tetrahedron on every evaluator and equals Doolittle's 
     }
 }
 
-TEST_CASE("lu and trisolve with their input read at its step (CACHE=1) equal the hoisted kernels", "[affine]") {
+/// A symmetric, diagonally dominant (so positive definite) matrix for `cholesky`.
+Buffers spd_matrices(Halide::Type type, int N, int B, uint32_t seed) {
+    Buffers in = dominant_matrices(Halide::Float(64), N, B, seed);
+    Halide::Buffer<> a(type, {N, N, B}, "a");
+    for (int n = 0; n < B; n++) {
+        for (int i = 0; i < N; i++) {
+            for (int j = 0; j < N; j++) {
+                const double v = test::at(in.at("a"), {std::min(i, j), std::max(i, j), n});
+                store_element(a, {j, i, n}, Scalar::cast(Scalar::of_double(v), Halide::Float(64), type));
+            }
+        }
+    }
+    return {{"a", a}};
+}
+
+TEST_CASE("cholesky runs on its domain on every evaluator and equals a CPU Cholesky, zeros above", "[affine]") {
+    for (const char *spec : {"cholesky", "cholesky_f64"}) {
+        const bool f64 = std::string(spec) == "cholesky_f64";
+        for (int N : {1, 2, 7, 33}) {
+            const int B = N == 33 ? 1 : 3;
+            INFO(spec << " N=" << N << " B=" << B);
+            ir::UreProgram program = build_spec(spec, params({{"N", N}, {"B", B}})).output.lower();
+            Buffers inputs = spd_matrices(f64 ? Halide::Float(64) : Halide::Float(32), N, B, 41 + N);
+            Buffers expected = ir::realize(program, inputs);
+            for (int n = 0; n < B; n++) {
+                // Cholesky-Banachiewicz in double: L(i, j) for j <= i.
+                std::vector<double> L((size_t)N * N, 0.0);
+                for (int i = 0; i < N; i++) {
+                    for (int j = 0; j <= i; j++) {
+                        double sum = test::at(inputs.at("a"), {j, i, n});
+                        for (int m = 0; m < j; m++) sum -= L[(size_t)i * N + m] * L[(size_t)j * N + m];
+                        L[(size_t)i * N + j] = i == j ? std::sqrt(sum) : sum / L[(size_t)j * N + j];
+                    }
+                }
+                for (int i = 0; i < N; i++) {
+                    for (int j = 0; j < N; j++) {
+                        INFO("L(" << i << ", " << j << ") of matrix " << n);
+                        const double got = test::at(expected.at("Out"), {j, i, n});
+                        if (j > i) CHECK(got == 0.0);
+                        else CHECK(test::close(got, L[(size_t)i * N + j], f64 ? 1e-12 : 1e-5));
+                    }
+                }
+            }
+            CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
+            Buffers run = inputs;
+            Halide::Buffer<> out = expected.at("Out").copy();
+            poison(out);
+            run["Out"] = out;
+            execute_kernel(kernel_of(program, spec, {"a"}), run);
+            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+        }
+    }
+}
+
+TEST_CASE("cholesky's report counts its lower tetrahedron and the zeros' points", "[affine]") {
+    for (int N : {1, 6, 32}) {
+        INFO("N=" << N);
+        DesignMetrics m = analyze_design(compile_to_systolic(build_spec("cholesky", params({{"N", N}})).output.lower()));
+        int64_t points = (int64_t)N * (N - 1) / 2;  // one per zero above the diagonal
+        for (int k = 0; k < N; k++) points += (int64_t)(N - k) * (N - k + 1) / 2;
+        CHECK(m.domain_points == points);
+        CHECK(m.pe_count == N);
+    }
+}
+
+TEST_CASE("lu, cholesky and trisolve with their input read at its step (CACHE=1) equal the hoisted kernels", "[affine]") {
     // The same lanes load the same elements, at the step that uses them.
-    for (const char *spec : {"lu_f64", "trisolve_f64"}) {
-        const bool lu = std::string(spec) == "lu_f64";
+    for (const char *spec : {"lu_f64", "cholesky_f64", "trisolve_f64"}) {
+        const bool lu = std::string(spec) != "trisolve_f64";
         for (int N : {7, 33}) {
             INFO(spec << " N=" << N);
             ir::UreProgram hoisted = build_spec(spec, params({{"N", N}, {"B", 2}})).output.lower();
             ir::UreProgram at_step = build_spec(spec, params({{"N", N}, {"B", 2}, {"CACHE", 1}})).output.lower();
-            Buffers inputs = lu ? dominant_matrices(Halide::Float(64), N, 2, 3 + N) : triangular_system(Halide::Float(64), N, 2, 3 + N);
+            Buffers inputs = lu ? spd_matrices(Halide::Float(64), N, 2, 3 + N) : triangular_system(Halide::Float(64), N, 2, 3 + N);
             const std::vector<std::string> names = lu ? std::vector<std::string>{"a"} : std::vector<std::string>{"L", "b"};
             Buffers expected = ir::realize(hoisted, inputs);
             kir::Kernel kernel = kernel_of(at_step, spec, names);
