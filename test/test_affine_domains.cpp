@@ -62,6 +62,19 @@ kir::Kernel kernel_of(const ir::UreProgram &program, const std::string &name = "
     return kernel;
 }
 
+/// The simulator and the kernel executor (output poisoned first) agree with
+/// the reference's `expected` bit for bit.
+void check_simulator_and_executor(const ir::UreProgram &program, const Buffers &inputs, const Buffers &expected,
+                                  const std::string &name, const std::vector<std::string> &input_names) {
+    CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
+    Buffers run = inputs;
+    Halide::Buffer<> out = expected.at("Out").copy();
+    poison(out);
+    run["Out"] = out;
+    execute_kernel(kernel_of(program, name, input_names), run);
+    CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+}
+
 /// A diagonally dominant matrix for `lu` (N x N, B of them), so that LU
 /// without pivoting is stable: entries in [-1, 1], the diagonal in [N, 2N].
 Buffers dominant_matrices(Halide::Type type, int N, int B, uint32_t seed) {
@@ -123,14 +136,7 @@ TEST_CASE("trisolve runs on its triangle on every evaluator and equals forward s
                     CHECK(test::close(test::at(expected.at("Out"), {i, n}), x[(size_t)n * N + i], f64 ? 1e-12 : 1e-5));
                 }
             }
-            // The simulator and the kernel executor agree with the reference bit for bit.
-            CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
-            Buffers run = inputs;
-            Halide::Buffer<> out = expected.at("Out").copy();
-            poison(out);
-            run["Out"] = out;
-            execute_kernel(kernel_of(program), run);
-            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+            check_simulator_and_executor(program, inputs, expected, spec, {"L", "b"});
         }
     }
 }
@@ -153,13 +159,7 @@ TEST_CASE("lu runs on its tetrahedron on every evaluator and equals Doolittle's 
                     }
                 }
             }
-            CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
-            Buffers run = inputs;
-            Halide::Buffer<> out = expected.at("Out").copy();
-            poison(out);
-            run["Out"] = out;
-            execute_kernel(kernel_of(program, spec, {"a"}), run);
-            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+            check_simulator_and_executor(program, inputs, expected, spec, {"a"});
         }
     }
 }
@@ -207,13 +207,7 @@ TEST_CASE("cholesky runs on its domain on every evaluator and equals a CPU Chole
                     }
                 }
             }
-            CHECK(compare_outputs(expected, simulate(compile_to_systolic(program), inputs), 0) == "");
-            Buffers run = inputs;
-            Halide::Buffer<> out = expected.at("Out").copy();
-            poison(out);
-            run["Out"] = out;
-            execute_kernel(kernel_of(program, spec, {"a"}), run);
-            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+            check_simulator_and_executor(program, inputs, expected, spec, {"a"});
         }
     }
 }
