@@ -25,8 +25,17 @@ std::string type_text(Type t) {
     return s.str();
 }
 
+/// Halide's name for a float math function: sqrt_f32, exp_f64, floor_f16, ...
+/// (Pulse's own intrinsics are named pulse.*).
+bool is_math_function(const std::string &name) {
+    const size_t at = name.rfind("_f");
+    if (at == std::string::npos || name.find('.') != std::string::npos) return false;
+    const std::string bits = name.substr(at + 2);
+    return bits == "16" || bits == "32" || bits == "64";
+}
+
 /// The first value of the body CM cannot print: a type with no CM
-/// equivalent, or a floating-point %.
+/// equivalent, a math function, or a floating-point %.
 class FindUnsupported : public IRVisitor {
 public:
     explicit FindUnsupported(const std::string &kernel) : kernel(kernel) {}
@@ -51,6 +60,15 @@ private:
     }
     void visit(const Cast *op) override {
         check(op);
+        IRVisitor::visit(op);
+    }
+    void visit(const Call *op) override {
+        // Halide's math functions (sqrt_f32, exp_f64, floor_f32, ...) are pure
+        // extern calls; the CM printer has no vector form for them.
+        if (op->call_type == Call::PureExtern && is_math_function(op->name)) {
+            refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", kernel, ": the math function ", op->name,
+                   " has no CM form in Pulse; emit CUDA for this spec");
+        }
         IRVisitor::visit(op);
     }
     void visit(const Mod *op) override {

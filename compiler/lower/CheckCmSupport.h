@@ -6,7 +6,8 @@
 // registers): an array over several warps (a CM array is one hardware thread),
 // inputs cached in shared memory or placed in a constant bank, buffers whose
 // elements are not 32 bits (the dword scattered messages), element types
-// with no CM equivalent, floating-point %, and a kernel whose register plan
+// with no CM equivalent, math functions (sqrt, exp, floor, ...),
+// floating-point %, and a kernel whose register plan
 // (plan_cm_registers) exceeds the target's GRF: it would spill.
 #ifndef PULSE_CHECK_CM_SUPPORT_H
 #define PULSE_CHECK_CM_SUPPORT_H

@@ -73,6 +73,8 @@ TEST_CASE("check_cm_support: what CM has no form for is refused, by kind, with t
             Refusal::UnsupportedByTarget, "element type float16");
     require(refusal(map_kernel(Float(32), [](Expr v) { return Mod::make(v, make_const(Float(32), 0.5)); })),
             Refusal::UnsupportedByTarget, "floating-point % is not supported");
+    require(refusal(map_kernel(Float(32), [](Expr v) { return Halide::sqrt(v); })), Refusal::UnsupportedByTarget,
+            "the math function sqrt_f32 has no CM form in Pulse; emit CUDA for this spec");
 
     // 64 lane vectors live at once: 64 x 32 lanes x 4 bytes = 8 KiB, twice Gen9's GRF.
     kir::Kernel big = map_kernel(Float(32), [](Expr v) { return v; });
