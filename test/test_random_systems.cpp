@@ -9,6 +9,8 @@
 //    backends use (one PE per lane, several PEs per lane, several warps of a
 //    block with gpu_threads; time loop unrolled and rolled), and a sample of
 //    them on the CM emulation;
+//  - every accepted 2-D design (two space rows) likewise, in both of its
+//    mappings (second row on register slots; rows on lanes and warps);
 //  - a broadcast (a same-step chain of a value the same on every PE) under
 //    a unimodular transform is computed in place on each PE, in every mapping.
 // Part of the systems are drawn with shapes that once compiled wrongly
@@ -86,6 +88,9 @@ struct Stats {
     /// whole box), of those the well-defined ones; their validator cases,
     /// linear designs accepted and kernels executed.
     int constrained = 0, constrained_well_defined = 0, constrained_cases = 0, constrained_accepted = 0, constrained_executed = 0;
+    /// Accepted 2-D designs (two space rows): simulated, and kernels executed
+    /// with the second row on register slots / with gpu_threads on (lanes, warps).
+    int simulated_2d = 0, executed_2d_slots = 0, executed_2d_warps = 0, refused_2d = 0;
 };
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
@@ -246,6 +251,85 @@ Failure check_system(const System &system, const Transform &transform, uint32_t 
     return {"ill-defined spec", "compiled (the interpreter says: " + interpreter_error + ")"};
 }
 
+/// `kernel` run by the kernel executor on `inputs` (outputs poisoned first)
+/// against `expected`: empty if they agree, else the first difference.
+std::string execute_against(const kir::Kernel &kernel, const Buffers &inputs, const Buffers &expected) {
+    Buffers actual = inputs;
+    for (const auto &[name, buffer] : expected) {
+        Halide::Buffer<> out = buffer.copy();
+        poison(out);
+        actual[name] = out;
+    }
+    try {
+        execute_kernel(kernel, actual);
+        Buffers outputs;
+        for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
+        return compare_outputs(expected, outputs);
+    } catch (const EvaluationError &e) {
+        return e.what();
+    }
+}
+
+/// An accepted 2-D design (two space rows) in both of its GPU mappings: the
+/// second row on each lane's register slots, and gpu_threads(s1, s2) (the
+/// first row on the lanes, the second on the warps of a block). Each is
+/// lowered to the systolic IR for its mapping (the linear PE index depends on
+/// it), simulated, and run on the kernel executor with the time loop unrolled
+/// or rolled by turns, at the design's sizes and once one smaller.
+Failure check_two_dimensional(const System &system, const Transform &transform, const ir::UreProgram &program, uint32_t seed,
+                              Stats &stats, const char *&phase) {
+    const Buffers inputs = case_inputs(program, system, seed + 1);
+    const Buffers expected = ir::realize(program, inputs);
+    std::vector<std::string> order;
+    for (const ir::InputDecl &in : program.inputs) order.push_back(in.name);
+    int64_t turn = seed;
+    for (const auto &row : transform.matrix)
+        for (int64_t v : row) turn = 3 * turn + v;
+    for (bool warps : {false, true}) {
+        ir::UreProgram mapped = program;
+        const std::vector<std::string> &dst = mapped.schedule.transform->destination_loops;
+        if (warps) mapped.schedule.gpu_threads = {dst[0], dst[1]};
+        const std::string label = std::string("2-D array, ") + (warps ? "rows on (lanes, warps)" : "second row on register slots");
+        sys::SystolicProgram systolic;
+        phase = "compile_to_systolic (2-D)";
+        try {
+            systolic = compile_to_systolic(mapped);
+        } catch (const CompileError &e) {
+            // A same-step cycle, or a first row wider than a warp's lanes (gpu_threads).
+            if (e.refusal != Refusal::SameStepCycle && !(warps && e.refusal == Refusal::TooManyPes)) return {label + ": lowering", e.what()};
+            stats.refused_2d++;
+            stats.refusals[std::string("2-D: ") + to_string(e.refusal)]++;
+            continue;
+        }
+        phase = "simulation (2-D)";
+        const std::string simulated = compare_outputs(expected, simulate(systolic, inputs));
+        if (!simulated.empty()) return {label + ": simulator", simulated};
+        stats.simulated_2d++;
+        KernelOptions options;
+        const bool rolled = ((turn >> (warps ? 1 : 0)) & 1) != 0;
+        if (rolled) options.max_unrolled_steps = 0;
+        kir::Kernel kernel;
+        phase = "lower_to_kernel (2-D)";
+        try {
+            kernel = lower_to_kernel(systolic, "k", order, options);
+        } catch (const CompileError &e) {
+            stats.refused_2d++;
+            stats.refusals[std::string("2-D: ") + to_string(e.refusal)]++;
+            continue;
+        }
+        phase = "optimize_kernel (2-D)";
+        optimize_kernel(kernel);
+        phase = "kernel execution (2-D)";
+        const std::string executed = execute_against(kernel, inputs, expected);
+        if (!executed.empty()) return {label + (rolled ? ", rolled" : "") + ": kernel executor", executed};
+        phase = "kernel execution at run-time sizes (2-D)";
+        const std::string cropped = test::run_cropped_against_reference(kernel, inputs, expected, 1);
+        if (!cropped.empty()) return {label + ": kernel executor at run-time sizes", cropped};
+        (warps ? stats.executed_2d_warps : stats.executed_2d_slots)++;
+    }
+    return {};
+}
+
 /// The validator against brute force; an accepted linear design then through
 /// the simulator and the kernel executor against the interpreter. `phase`
 /// names the step under way (for an exception).
@@ -262,7 +346,8 @@ Failure check_transform_phases(const System &system, const Transform &transform,
     stats.cases_by_space_rows[program.schedule.transform->matrix.size() - 1]++;
     const std::string why = compare_with_brute_force(program, brute, validator);
     if (!why.empty()) return {"validator", why};
-    if (validator.verdict != Verdict::Accept || program.schedule.transform->matrix.size() != 2) return {};
+    if (validator.verdict != Verdict::Accept) return {};
+    if (program.schedule.transform->matrix.size() == 3) return check_two_dimensional(system, transform, program, seed, stats, phase);
 
     sys::SystolicProgram systolic;
     phase = "compile_to_systolic";
@@ -358,21 +443,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             phase = "optimize_kernel";
             optimize_kernel(kernel);
             phase = "kernel execution";
-            Buffers actual = inputs;
-            for (const auto &[name, buffer] : expected) {
-                Halide::Buffer<> out = buffer.copy();
-                poison(out);
-                actual[name] = out;
-            }
-            std::string executed;
-            try {
-                execute_kernel(kernel, actual);
-                Buffers outputs;
-                for (const auto &[name, buffer] : expected) outputs[name] = actual.at(name);
-                executed = compare_outputs(expected, outputs);
-            } catch (const EvaluationError &e) {
-                executed = e.what();
-            }
+            const std::string executed = execute_against(kernel, inputs, expected);
             if (!executed.empty()) return {label, executed};
             if (!ran) {
                 // Run-time sizes: every output one smaller, once per design.
@@ -587,6 +658,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
     std::cout << "  affine domains (A.where: one or two constraints, the domain neither empty nor the box): " << s.constrained
               << " systems (" << s.constrained_well_defined << " well defined), " << s.constrained_cases << " validator cases, "
               << s.constrained_accepted << " linear designs accepted, " << s.constrained_executed << " kernels executed\n";
+    std::cout << "  2-D arrays (two space rows, accepted): " << s.simulated_2d << " simulated, kernels executed: "
+              << s.executed_2d_slots << " with the second row on register slots, " << s.executed_2d_warps
+              << " on (lanes, warps); " << s.refused_2d << " refused by the lowering or the mapping\n";
     for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
     REQUIRE(s.failures == 0);
@@ -601,6 +675,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         }
         CHECK(s.cases_by_loops[3] > 0);
         CHECK(s.cases_by_space_rows[2] > 0);
+        CHECK(s.executed_2d_slots > 0);
+        CHECK(s.executed_2d_warps > 0);
         for (int m = 0; m < mapping_count; m++) {
             INFO(mapping_names[m]);
             CHECK(s.executed_by[m][0] + s.executed_by[m][1] > 0);

@@ -147,8 +147,22 @@ void print_text(std::ostream &out, const sys::SystolicProgram &p, const DesignMe
     out << ") -> (" << p.space_var << ", " << p.time_var << "): ";
     for (size_t i = 0; i < a.forward.size(); i++) out << (i ? ", " : "") << a.forward[i];
     out << "\n";
-    out << "  PEs:   " << p.space_var << " in [" << p.pe_min << ", " << p.pe_min + p.pe_count - 1 << "], " << p.pe_count
-        << " PEs (lane = " << p.space_var << (p.pe_min ? " - " + std::to_string(p.pe_min) : "") << ")\n";
+    if (p.is_two_dimensional()) {
+        // Where each row runs: the row with the larger stride is on the lanes
+        // (slots inner) or on the warps (gpu_threads(x, y): lanes inner).
+        const bool on_warps = p.rows_on_warps;
+        const sys::SpaceAxis &outer = p.outer_space_axis(), &inner = p.inner_space_axis();
+        auto row = [&](const sys::SpaceAxis &x, const char *where) {
+            return x.var + " in [" + std::to_string(x.min) + ", " + std::to_string(x.min + x.extent - 1) + "] on " + where;
+        };
+        out << "  PEs:   2-D, " << p.space_axes[0].extent << " x " << p.space_axes[1].extent << " = "
+            << p.space_axes[0].extent * p.space_axes[1].extent << " PEs: " << row(outer, on_warps ? "the warps" : "the lanes") << ", "
+            << row(inner, on_warps ? "the lanes" : "each lane's register slots") << " (linear index " << p.space_var << " = "
+            << outer.stride << " * " << outer.var << " + " << inner.var << ", from the rows' minima)\n";
+    } else {
+        out << "  PEs:   " << p.space_var << " in [" << p.pe_min << ", " << p.pe_min + p.pe_count - 1 << "], " << p.pe_count
+            << " PEs (lane = " << p.space_var << (p.pe_min ? " - " + std::to_string(p.pe_min) : "") << ")\n";
+    }
     out << "  time:  " << p.time_var << " in [" << p.time_min << ", " << p.time_max << "], " << p.steps() << " steps\n";
     if (!p.instance_loops.empty()) {
         int64_t n = 1;
@@ -191,7 +205,7 @@ void print_text(std::ostream &out, const sys::SystolicProgram &p, const DesignMe
     }
     out << "  warp widths: " << a.warps << " (the PEs in units of 32 lanes: "
         << (a.fits_warp() ? "fits a warp)" : "wider than a warp: several PEs per lane, or gpu_threads)") << "\n";
-    out << "  PE utilization: " << a.domain_points << " points / (" << p.pe_count << " PEs x " << p.steps()
+    out << "  PE utilization: " << a.domain_points << " points / (" << a.pe_count << " PEs x " << p.steps()
         << " steps) = " << percent(a.utilization) << "\n";
 }
 
@@ -206,6 +220,13 @@ void print_json(std::ostream &out, const sys::SystolicProgram &p, const DesignMe
     out << "],\n";
     out << "  \"pe_min\": " << p.pe_min << ", \"pe_max\": " << p.pe_min + p.pe_count - 1 << ", \"pe_count\": " << p.pe_count
         << ",\n";
+    out << "  \"space_axes\": [";
+    for (size_t i = 0; i < p.space_axes.size(); i++) {
+        const sys::SpaceAxis &x = p.space_axes[i];
+        out << (i ? ", " : "") << "{\"var\": " << json_string(x.var) << ", \"min\": " << x.min << ", \"extent\": " << x.extent
+            << ", \"stride\": " << x.stride << "}";
+    }
+    out << "],\n";
     out << "  \"time_min\": " << p.time_min << ", \"time_max\": " << p.time_max << ", \"steps\": " << p.steps() << ",\n";
     out << "  \"instance_loops\": [";
     for (size_t i = 0; i < p.instance_loops.size(); i++) {
@@ -268,7 +289,8 @@ DesignMetrics analyze_design(const sys::SystolicProgram &p) {
         for (const sys::Tap &tap : v.taps) a.exchanges_per_step += tap.dp != 0;
     }
     const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
-    a.pe_count = p.pe_count;
+    // A 2-D array's PEs are its grid's (its linear index may skip lanes past a row).
+    a.pe_count = p.is_two_dimensional() ? p.space_axes[0].extent * p.space_axes[1].extent : p.pe_count;
     a.steps = p.steps();
     a.warps = (p.pe_count + 31) / 32;
     a.domain_points = 1;
@@ -281,7 +303,7 @@ DesignMetrics analyze_design(const sys::SystolicProgram &p) {
         a.domain_points = isl_val_get_num_si(count);
         isl_val_free(count);
     }
-    a.utilization = (double)a.domain_points / (double)(p.pe_count * p.steps());
+    a.utilization = (double)a.domain_points / (double)(a.pe_count * p.steps());
     // The count enumerates one instance's PEs x steps: only where that is quick.
     if (p.pe_count * p.steps() <= report_enumeration_limit) {
         OutputCount counted = count_outputs(p);

@@ -149,6 +149,15 @@ void print(std::ostream &out, const SystolicProgram &p) {
         out << (i ? ", " : "") << t.source_loops[i] << " = " << expr_text(p, p.reverse[i]);
     }
     out << "\n";
+    if (p.is_two_dimensional()) {
+        out << "  // 2-D array: " << p.space_var << " = " << p.pe_min;
+        for (const SpaceAxis &a : p.space_axes) {
+            out << " + " << a.stride << " * (" << a.var << (a.min ? " - " + std::to_string(a.min) : "") << ")";
+        }
+        out << "; " << p.space_axes[0].var << " in [" << p.space_axes[0].min << ", " << p.space_axes[0].min + p.space_axes[0].extent - 1
+            << "], " << p.space_axes[1].var << " in [" << p.space_axes[1].min << ", " << p.space_axes[1].min + p.space_axes[1].extent - 1
+            << "]\n";
+    }
     for (const Variable &v : p.variables) {
         out << "  // " << v.name << ": history " << v.history << ", " << to_string(v.dataflow) << ", taps";
         if (v.taps.empty()) out << " (none)";

@@ -94,10 +94,35 @@ struct InputRead {
     bool broadcast = false;          ///< depends on time (and instance) only: one value for all lanes
 };
 
+/// One space row of the transform and its place in the linear PE index. A
+/// two-dimensional array (two space rows) runs as a linear array whose PE
+/// p = pe_min + sum over rows of stride * (s - min): the inner row has
+/// stride 1, the outer row a stride of at least the inner row's extent, so
+/// a move of (d_outer, d_inner) PEs is a move of d_outer * stride + d_inner
+/// in p. Which row is inner follows the mapping: the row on a thread's
+/// register slots (the default), or the row on the lanes when the rows map
+/// to (lanes, warps) (gpu_threads naming both).
+struct SpaceAxis {
+    std::string var;        ///< the destination loop (s1, s2)
+    int64_t min = 0, extent = 0;
+    int64_t stride = 1;     ///< in the linear PE index
+};
+
 struct SystolicProgram {
     ir::UreProgram source;                   ///< the program it was lowered from
-    std::string space_var, time_var;         ///< the destination loop names (e.g. s, t)
+    /// The time loop and the linear PE variable: the space loop of a linear
+    /// array, or, for a 2-D array, a variable named after both rows (s1.s2)
+    /// whose value is the linear PE index p (SpaceAxis).
+    std::string space_var, time_var;
     int64_t pe_min = 0, pe_count = 0;        ///< lanes l = p - pe_min in [0, pe_count)
+    /// The space rows, in the transform's order: one for a linear array
+    /// (stride 1, [pe_min, pe_min + pe_count)), two for a 2-D array.
+    std::vector<SpaceAxis> space_axes;
+    /// A 2-D array: the index in space_axes of the outer row (the larger
+    /// stride), and whether the rows run on (lanes, warps) (gpu_threads(x, y))
+    /// rather than (lanes, register slots).
+    size_t outer_axis = 0;
+    bool rows_on_warps = false;
     int64_t time_min = 0, time_max = -1;     ///< steps
     std::vector<ir::Loop> instance_loops;    ///< loops outside the transform, innermost first
     /// Source loop values at (p, t), one per source loop in the order of
@@ -117,6 +142,9 @@ struct SystolicProgram {
     std::vector<GridMove> grid_moves;
 
     int64_t steps() const { return time_max - time_min + 1; }
+    bool is_two_dimensional() const { return space_axes.size() == 2; }
+    const SpaceAxis &outer_space_axis() const { return space_axes[outer_axis]; }
+    const SpaceAxis &inner_space_axis() const { return space_axes[1 - outer_axis]; }
     const Variable &variable(const std::string &name) const;
 };
 

@@ -250,12 +250,79 @@ private:
         const std::string &space = s.transform->destination_loops.front();
         bool threads = !s.gpu_threads.empty();
         for (const std::string &v : s.gpu_threads) {
-            if (v != space) {
-                compile_error("kernel ", name, ": gpu_threads(", v, "): only the array's space loop '", space,
-                              "' maps to threads (one PE per thread, across the warps of a block); loops outside the ",
+            bool space_row = std::any_of(program.space_axes.begin(), program.space_axes.end(),
+                                         [&](const sys::SpaceAxis &a) { return a.var == v; });
+            if (!space_row) {
+                compile_error("kernel ", name, ": gpu_threads(", v, "): only the array's space loop",
+                              program.is_two_dimensional() ? "s '" + program.space_axes[0].var + "' and '" + program.space_axes[1].var + "' map"
+                                                           : " '" + space + "' maps",
+                              " to threads (one PE per thread, across the warps of a block); loops outside the ",
                               "array map to arrays of warps with gpu_blocks");
             }
         }
+        if (program.is_two_dimensional()) {
+            plan_two_dimensional_array();
+        } else {
+            plan_linear_array(threads);
+        }
+        kernel.prefetch_walks = options.prefetch_walks;
+        kernel.min_blocks_per_sm = options.min_blocks_per_sm;
+        if (options.max_shared_bytes < 1 || options.max_shared_bytes > kir::max_opt_in_shared_bytes) {
+            compile_error("kernel ", name, ": max_shared_bytes ", options.max_shared_bytes, " is outside [1, ",
+                          kir::max_opt_in_shared_bytes, "] (the most a block may opt in to on sm_90)");
+        }
+        kernel.max_shared_bytes = options.max_shared_bytes;
+    }
+
+    /// A 2-D array (sys::SpaceAxis): its first space row on the lanes and its
+    /// second on each thread's register slots (moves along the second row
+    /// are register moves), or, with gpu_threads(x, y), x on the lanes and y
+    /// on the warps of a block (moves along y go through shared memory).
+    void plan_two_dimensional_array() {
+        const ir::Schedule &s = source.schedule;
+        const sys::SpaceAxis &first = program.space_axes[0], &second = program.space_axes[1];
+        auto row_text = [](const sys::SpaceAxis &a) {
+            return a.var + " (" + std::to_string(a.extent) + " values, " + std::to_string(a.min) + " .. " +
+                   std::to_string(a.min + a.extent - 1) + ")";
+        };
+        if (!s.gpu_threads.empty()) {
+            if (s.gpu_threads.size() != 2) {
+                compile_error("kernel ", name, ": gpu_threads(", s.gpu_threads[0], ") on a 2-D array: name both space loops, ",
+                              "gpu_threads(", first.var, ", ", second.var, ") to put ", first.var, " on the lanes and ", second.var,
+                              " on the warps of a block, or drop gpu_threads to run ", second.var, " on each lane's register slots");
+            }
+            if (!program.rows_on_warps) {
+                internal_error("kernel ", name, ": the 2-D array was lowered with its rows on (lanes, slots), but the schedule ",
+                               "has gpu_threads: lower the program again (lower_to_systolic plans the PE index per mapping)");
+            }
+            const sys::SpaceAxis &warps = program.outer_space_axis();
+            if (warps.extent > kir::max_warps_per_array) {
+                refuse(Refusal::TooManyPes, "", "kernel ", name, ": gpu_threads(", s.gpu_threads[0], ", ", s.gpu_threads[1], ") puts ",
+                       row_text(warps), " on the warps of a block; a block has at most ", kir::max_warps_per_array,
+                       " warps: shrink the loops of ", warps.var, "'s row with set_bounds");
+            }
+            kernel.warps_per_array = (int)warps.extent;
+            return;
+        }
+        if (program.rows_on_warps) {
+            internal_error("kernel ", name, ": the 2-D array was lowered with its rows on (lanes, warps), but the schedule ",
+                           "has no gpu_threads: lower the program again (lower_to_systolic plans the PE index per mapping)");
+        }
+        if (first.extent > kir::warp_size) {
+            refuse(Refusal::TooManyPes, "", "kernel ", name, ": a 2-D array runs its first space row on the lanes of a warp, but ",
+                   row_text(first), " is wider than ", kir::warp_size, " lanes: shrink the loops of ", first.var,
+                   "'s row with set_bounds, or swap the space rows");
+        }
+        if (second.extent > max_pes_per_lane) {
+            refuse(Refusal::TooManyPes, "", "kernel ", name, ": a 2-D array runs its second space row on each lane's register slots, but ",
+                   row_text(second), " is more than ", max_pes_per_lane, " slots: shrink the loops of ", second.var,
+                   "'s row with set_bounds, or spread it over the warps of a block with gpu_threads(", first.var, ", ", second.var, ")");
+        }
+        kernel.pes_per_lane = second.extent;
+    }
+
+    void plan_linear_array(bool threads) {
+        const std::string &space = source.schedule.transform->destination_loops.front();
         // Warps of the array (gpu_threads), or PEs per lane of one warp.
         const int64_t groups = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
         const std::string pes = std::to_string(program.pe_count) + " PEs (" + program.space_var + " in [" +
@@ -276,13 +343,6 @@ private:
             }
             kernel.pes_per_lane = groups;
         }
-        kernel.prefetch_walks = options.prefetch_walks;
-        kernel.min_blocks_per_sm = options.min_blocks_per_sm;
-        if (options.max_shared_bytes < 1 || options.max_shared_bytes > kir::max_opt_in_shared_bytes) {
-            compile_error("kernel ", name, ": max_shared_bytes ", options.max_shared_bytes, " is outside [1, ",
-                          kir::max_opt_in_shared_bytes, "] (the most a block may opt in to on sm_90)");
-        }
-        kernel.max_shared_bytes = options.max_shared_bytes;
     }
 
     /// `value` as the PE (thread) dp below holds it: a warp shuffle, or a
@@ -867,7 +927,9 @@ private:
             std::string key;
             Expr value = value_at(var, copy, when, source_slot, &key);
             if (lanes_up == 0 || key.empty()) return value;
-            const bool through_shared = in_shared_memory(var);
+            // A 2-D array's move along its row on the warps spans whole warps: through shared memory.
+            const bool across_warps = program.is_two_dimensional() && std::abs(lanes_up) >= kir::warp_size;
+            const bool through_shared = in_shared_memory(var) || across_warps;
             if (through_shared && std::abs(lanes_up) >= kernel.array_threads()) {
                 refuse(Refusal::TapBeyondWarp, var, "kernel ", name, ": a tap of ", var, " moves ", dp, " PEs, further than the ",
                        kernel.array_threads(), " threads of its block");

@@ -18,9 +18,11 @@ using namespace Halide::Internal;
 namespace {
 
 /// The tap a read of `producer` at distance `distance` (one entry per loop)
-/// is: (P·d, s·d) over the source loops, and the distance in the instance
+/// is: (P·d, s·d) over the source loops (P·d in the linear PE index: each
+/// space row's distance times its stride, SpaceAxis), and the distance in the instance
 /// loops when it crosses instances (di; empty when it does not).
-sys::Tap tap_of(const ir::UreProgram &program, const std::string &producer, const std::vector<int64_t> &distance) {
+sys::Tap tap_of(const ir::UreProgram &program, const std::vector<int64_t> &space_strides, const std::string &producer,
+               const std::vector<int64_t> &distance) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
     sys::Tap tap{producer, 0, 0, {}};
     bool crosses = false;
@@ -31,7 +33,9 @@ sys::Tap tap_of(const ir::UreProgram &program, const std::string &producer, cons
             crosses |= distance[l] != 0;
             continue;
         }
-        tap.dp += t.matrix.front()[column - t.source_loops.begin()] * distance[l];
+        for (size_t r = 0; r < space_strides.size(); r++) {
+            tap.dp += space_strides[r] * t.matrix[r][column - t.source_loops.begin()] * distance[l];
+        }
         tap.dt += t.matrix.back()[column - t.source_loops.begin()] * distance[l];
     }
     if (!crosses) tap.di.clear();
@@ -41,7 +45,8 @@ sys::Tap tap_of(const ir::UreProgram &program, const std::string &producer, cons
 /// Replaces recurrence calls `V(x - d)` by taps (V, P·d, s·d).
 class ReplaceCalls : public IRMutator {
 public:
-    ReplaceCalls(const ir::UreProgram &p, const ir::Ure &u) : program(p), ure(u) {}
+    ReplaceCalls(const ir::UreProgram &p, const std::vector<int64_t> &strides, const ir::Ure &u)
+        : program(p), space_strides(strides), ure(u) {}
 
 protected:
     using IRMutator::visit;
@@ -70,11 +75,12 @@ protected:
                               "instance; add '", program.loops[l].var, "' to the transform's source loops");
             }
         }
-        return sys::make_tap(op->type, tap_of(program, callee, distance));
+        return sys::make_tap(op->type, tap_of(program, space_strides, callee, distance));
     }
 
 private:
     const ir::UreProgram &program;
+    const std::vector<int64_t> &space_strides;
     const ir::Ure &ure;
 };
 
@@ -128,11 +134,12 @@ Expr loop_conjuncts(const Expr &e) {
 
 /// The taps that read another instance (gpu_grid_sync), each with the
 /// condition under which it is read, at the reader and at the writer.
-std::vector<sys::GridMove> plan_grid_moves(const ir::UreProgram &program, const std::function<Expr(const Expr &)> &rewrite) {
+std::vector<sys::GridMove> plan_grid_moves(const ir::UreProgram &program, const std::vector<int64_t> &space_strides,
+                                           const std::function<Expr(const Expr &)> &rewrite) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
     std::vector<sys::GridMove> moves;
     for (const ir::Dependence &dep : program.dependences) {
-        const sys::Tap tap = tap_of(program, dep.producer, dep.distance);
+        const sys::Tap tap = tap_of(program, space_strides, dep.producer, dep.distance);
         if (!tap.crosses_instances()) continue;
         // The reader's point lies in the array, and its selects take the read.
         Expr condition = loop_conjuncts(dep.condition);
@@ -180,6 +187,61 @@ std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, size_t r) {
         hi += std::max(a, b);
     }
     return {lo, hi};
+}
+
+/// The linear PE variable of a 2-D array: the two rows' names joined (s1.s2),
+/// made distinct from every loop's name.
+std::string linear_pe_name(const ir::UreProgram &program) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    std::string name = t.destination_loops[0] + "." + t.destination_loops[1];
+    auto taken = [&](const std::string &n) {
+        return std::any_of(program.loops.begin(), program.loops.end(), [&](const ir::Loop &l) { return l.var == n; });
+    };
+    while (taken(name)) name += ".pe";
+    return name;
+}
+
+/// True if the schedule maps both space rows of a 2-D array onto threads
+/// (gpu_threads(x, y): x on the lanes, y on the warps of a block).
+bool space_rows_on_threads(const ir::UreProgram &program) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    const std::vector<std::string> &threads = program.schedule.gpu_threads;
+    if (t.matrix.size() != 3 || threads.size() != 2) return false;
+    auto is_space = [&](const std::string &v) { return v == t.destination_loops[0] || v == t.destination_loops[1]; };
+    return is_space(threads[0]) && is_space(threads[1]);
+}
+
+/// Each space row's range on the domain and its stride in the linear PE
+/// index (sys::SpaceAxis), into `p`: for a 2-D array, the second row on a thread's
+/// register slots (stride 1) and the first on its lanes (stride: the second
+/// row's extent), or, with gpu_threads(x, y), x on the lanes (stride 1) and y
+/// on the warps (stride 32: one warp per value of y).
+void plan_space_axes(const ir::UreProgram &program, sys::SystolicProgram &p) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    std::vector<sys::SpaceAxis> &axes = p.space_axes;
+    for (size_t r = 0; r + 1 < t.matrix.size(); r++) {
+        auto [lo, hi] = row_range(program, r);
+        axes.push_back({t.destination_loops[r], lo, hi - lo + 1, 1});
+    }
+    if (axes.size() == 1) return;
+    if (space_rows_on_threads(program)) {
+        const std::vector<std::string> &threads = program.schedule.gpu_threads;
+        sys::SpaceAxis &lanes = axes[0].var == threads[0] ? axes[0] : axes[1];
+        sys::SpaceAxis &warps = axes[0].var == threads[0] ? axes[1] : axes[0];
+        if (lanes.extent > kir::warp_size) {
+            refuse(Refusal::TooManyPes, "", program.name, ": gpu_threads(", threads[0], ", ", threads[1], ") puts ", lanes.var, " on the lanes of a warp, but ",
+                          lanes.var, " takes ", lanes.extent, " values (", lanes.min, " .. ", lanes.min + lanes.extent - 1, "); a warp has ",
+                          kir::warp_size, " lanes: shrink the loops of ", lanes.var, "'s row with set_bounds, or name ", warps.var, " first");
+        }
+        lanes.stride = 1;
+        warps.stride = kir::warp_size;
+        p.outer_axis = &warps == &axes[0] ? 0 : 1;
+        p.rows_on_warps = true;
+        return;
+    }
+    axes[0].stride = axes[1].extent;
+    axes[1].stride = 1;
+    p.outer_axis = 0;
 }
 
 /// The dataflow class of a variable from the taps at which it reads itself
@@ -231,24 +293,24 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
                           "array's size with set_bounds and tile only loops outside the array");
         }
     }
-    if (t.destination_loops.size() != 2 || t.matrix.size() != 2) {
+    if (t.destination_loops.size() != t.matrix.size() || t.matrix.size() < 2 || t.matrix.size() > 3) {
         compile_error("the space-time transform of ", program.name, " has ", t.matrix.size(),
-                      " destination loops; Pulse lowers linear arrays only: one space row, then the time row");
+                      " destination loops; Pulse lowers linear and two-dimensional arrays: one or two space rows, then the time row");
     }
     sys::SystolicProgram p;
     p.source = program;
-    p.space_var = t.destination_loops[0];
-    p.time_var = t.destination_loops[1];
+    plan_space_axes(program, p);
+    p.space_var = p.is_two_dimensional() ? linear_pe_name(program) : t.destination_loops[0];
+    p.time_var = t.destination_loops.back();
     p.check_time = t.check_time;
+    std::vector<int64_t> strides;
+    for (const sys::SpaceAxis &a : p.space_axes) strides.push_back(a.stride);
     for (const ir::Loop &l : program.loops) {
         if (std::find(t.source_loops.begin(), t.source_loops.end(), l.var) == t.source_loops.end()) {
             p.instance_loops.push_back(l);
         }
     }
-    auto [pmin, pmax] = row_range(program, 0);
     auto [tmin, tmax] = row_range(program, t.matrix.size() - 1);
-    p.pe_min = pmin;
-    p.pe_count = pmax - pmin + 1;
     p.time_min = tmin;
     p.time_max = tmax;
 
@@ -256,14 +318,30 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
     p.reverse = reverse.source_of;
     p.has_preimage = reverse.has_preimage;
     p.reverse_how = reverse.how;
+    if (!p.is_two_dimensional()) {
+        p.pe_min = p.space_axes[0].min;
+        p.pe_count = p.space_axes[0].extent;
+    } else {
+        // PE p = stride_outer * (s_outer - min) + (s_inner - min), from 0: the
+        // reverse map and the preimage test over (s1, s2, t) read p instead.
+        const sys::SpaceAxis &outer = p.outer_space_axis(), &inner = p.inner_space_axis();
+        p.pe_min = 0;
+        p.pe_count = outer.stride * (outer.extent - 1) + inner.extent;
+        const Expr pe = Variable::make(Int(32), p.space_var);
+        const std::map<std::string, Expr> rows{{outer.var, (int)outer.min + pe / (int)outer.stride},
+                                               {inner.var, (int)inner.min + pe % (int)outer.stride}};
+        for (Expr &e : p.reverse) e = simplify_exact(substitute(rows, e));
+        Expr on_grid = outer.stride > inner.extent ? pe % (int)outer.stride < (int)inner.extent : const_true();
+        p.has_preimage = simplify_exact(on_grid && substitute(rows, p.has_preimage));
+    }
     std::map<std::string, Expr> substitution;
-    for (size_t c = 0; c < t.source_loops.size(); c++) substitution[t.source_loops[c]] = reverse.source_of[c];
+    for (size_t c = 0; c < t.source_loops.size(); c++) substitution[t.source_loops[c]] = p.reverse[c];
     auto rewrite = [&](const Expr &e) { return simplify_exact(substitute(substitution, e)); };
 
     // Statements, and every tap each variable is read at.
     std::map<std::string, std::vector<sys::Tap>> taps_of, self_taps_of;
     for (const ir::Ure &u : program.ures) {
-        ReplaceCalls replace(program, u);
+        ReplaceCalls replace(program, strides, u);
         sys::Statement s;
         s.ure = u.name;
         s.type = u.type;
@@ -275,7 +353,7 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
         p.statements.push_back(s);
     }
     inline_same_step_reads(p);
-    p.grid_moves = plan_grid_moves(program, rewrite);
+    p.grid_moves = plan_grid_moves(program, strides, rewrite);
     for (const sys::Statement &s : p.statements) {
         for (const sys::Tap &tap : sys::taps_in(s.value)) {
             if (!tap.crosses_instances()) continue;

@@ -32,3 +32,43 @@ Spec matmul(const Params &params) {
 }  // namespace
 
 PULSE_REGISTER_SPEC("matmul", "matrix multiply, two projections (s = i, t = K*j + k + i)", matmul);
+
+namespace {
+
+// Matrix multiply C = A B as Kung and Leiserson's 2-D output-stationary mesh:
+// PE (j, i) of a J x I tile keeps C(j, i) (column j, row i); a(k, i) enters at
+// the tile's left edge and moves right along j, bm(j, k) enters at its top and
+// moves down along i, and step t = k + j + i brings the pair for k to every PE
+// at once. Space rows s1 = j (the lanes of a warp) and s2 = i (each lane's
+// register slots: a move down is a register move), or, with WARPS=1, s2 on
+// the warps of a block (a move down goes through shared memory). The tiles of the M x N
+// product (loops jo, io) are independent arrays, one warp each.
+//   Out(j, i) = sum_k a(k, i) * bm(j, k): a is M x K (row i, column k), bm is K x N.
+Spec matmul_2d(const Params &params) {
+    const int J = params.get_int("J", 5, 1, 32);        // output columns per tile (lanes)
+    const int I = params.get_int("I", 3, 1, 32);        // output rows per tile (slots of a lane: at most 8; warps: 32)
+    const int WARPS = params.get_int("WARPS", 0, 0, 1); // 1: rows on the warps of a block, not on register slots
+    const int K = params.get_int("K", 7, 1, 1 << 16);   // reduction length
+    const int FP64 = params.get_int("FP64", 0, 0, 1);
+    const Type type = FP64 ? Float(64) : Float(32);
+    Var k("k"), j("j"), i("i"), jo("jo"), io("io"), s1("s1"), s2("s2"), t("t");
+    Input a(type, 2, "a"), bm(type, 2, "bm");
+    std::vector<Var> loops{k, j, i, jo, io};
+    Func Af(type, loops, Place::Device, "A"), Bf(type, loops, Place::Device, "B"), Z(type, loops, Place::Device, "Z"),
+        Out(Place::Device, "Out");
+    const Expr row = io * I + i, column = jo * J + j;
+    Af(k, j, i, jo, io) = select(j == 0, a(k, row), Af(k, j - 1, i, jo, io));
+    Bf(k, j, i, jo, io) = select(i == 0, bm(column, k), Bf(k, j, i - 1, jo, io));
+    Z(k, j, i, jo, io) = select(k == 0, cast(type, 0), Z(k - 1, j, i, jo, io)) + Af(k, j, i, jo, io) * Bf(k, j, i, jo, io);
+    Out(column, row) = select(k == K - 1, Z(k, j, i, jo, io));
+    Af.merge_ures(Bf, Z, Out).set_bounds(k, 0, K, j, 0, J, i, 0, I, jo, 0, 2, io, 0, 2);
+    Af.gpu_blocks(jo, io);
+    Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, 1, 1});
+    if (WARPS) Af.gpu_threads(s1, s2);
+    return Spec{Out, {a, bm}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("matmul_2d", "matrix multiply on a 2-D output-stationary mesh (s1 = j lanes, s2 = i slots, t = k + j + i)",
+                    matmul_2d);

@@ -381,8 +381,12 @@ namespace {
 void set_gpu_loops(UreGroup &g, const std::string &primitive, std::vector<std::string> &slot,
                    const std::vector<std::string> &names) {
     for (const std::string &v : names) {
-        // gpu_threads may name the array's space loop: its PEs become the threads of a block.
-        bool space_loop = primitive == "gpu_threads" && g.schedule.transform && g.schedule.transform->destination_loops.front() == v;
+        // gpu_threads may name the array's space loops: its PEs become the threads of a block.
+        bool space_loop = false;
+        if (primitive == "gpu_threads" && g.schedule.transform) {
+            const std::vector<std::string> &dst = g.schedule.transform->destination_loops;
+            space_loop = std::find(dst.begin(), dst.end() - 1, v) != dst.end() - 1;
+        }
         if (!space_loop) require_loop(g, primitive, v);
     }
     require_distinct(g, primitive, names);
@@ -445,9 +449,9 @@ Func &Func::space_time_transform(const std::vector<Var> &source, const std::vect
             compile_error(what, ": destination loop '", v, "' is repeated: it already names a loop of ", g.owner());
         }
     }
-    if (dst.size() != 2) {
-        compile_error(what, ": Pulse builds linear arrays: give one space loop and one time loop as destination "
-                            "loops, not ",
+    if (dst.size() != 2 && dst.size() != 3) {
+        compile_error(what, ": Pulse builds linear and two-dimensional arrays: give one or two space loops, then the time "
+                            "loop, as destination loops, not ",
                       dst.size());
     }
     if (matrix.size() != src.size() * dst.size()) {
