@@ -49,6 +49,8 @@ Spec matmul_2d(const Params &params) {
     const int I = params.get_int("I", 3, 1, 32);        // output rows per tile (slots of a lane: at most 8; warps: 32)
     const int WARPS = params.get_int("WARPS", 0, 0, 1); // 1: rows on the warps of a block, not on register slots
     const int K = params.get_int("K", 7, 1, 1 << 16);   // reduction length
+    const int JO = params.get_int("JO", 2, 1, 1 << 16);  // tiles across the columns (the rows' tiles come at run time)
+    const int IO = params.get_int("IO", 2, 1, 1 << 16);  // tiles down the rows
     const int FP64 = params.get_int("FP64", 0, 0, 1);
     const Type type = FP64 ? Float(64) : Float(32);
     Var k("k"), j("j"), i("i"), jo("jo"), io("io"), s1("s1"), s2("s2"), t("t");
@@ -61,7 +63,7 @@ Spec matmul_2d(const Params &params) {
     Bf(k, j, i, jo, io) = select(i == 0, bm(column, k), Bf(k, j, i - 1, jo, io));
     Z(k, j, i, jo, io) = select(k == 0, cast(type, 0), Z(k - 1, j, i, jo, io)) + Af(k, j, i, jo, io) * Bf(k, j, i, jo, io);
     Out(column, row) = select(k == K - 1, Z(k, j, i, jo, io));
-    Af.merge_ures(Bf, Z, Out).set_bounds(k, 0, K, j, 0, J, i, 0, I, jo, 0, 2, io, 0, 2);
+    Af.merge_ures(Bf, Z, Out).set_bounds(k, 0, K, j, 0, J, i, 0, I, jo, 0, JO, io, 0, IO);
     Af.gpu_blocks(jo, io);
     Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, 1, 1});
     if (WARPS) Af.gpu_threads(s1, s2);
