@@ -1,0 +1,159 @@
+// Two-dimensional arrays: a transform with two space rows runs as a linear
+// array over a planned PE index (SystolicProgram.h, SpaceAxis), with its
+// second row on each lane's register slots or, with gpu_threads(x, y), its
+// rows on the lanes and the warps of a block. matmul_2d (Kung and
+// Leiserson's output-stationary mesh) equals a CPU product at odd sizes on
+// every evaluator and in both mappings; the report shows the grid; what a
+// mapping cannot hold is refused with the fix; an invalid 2-D transform is
+// refused naming its colliding points (test_validator.cpp).
+#include <random>
+
+#include "analysis/Report.h"
+#include "exec/KernelExecutor.h"
+#include "exec/Simulator.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "TestUtil.h"
+
+using namespace pulse;
+using Catch::Matchers::Contains;
+using pulse::test::params;
+
+namespace {
+
+/// a (K x M, row i of length K) and bm (N x K) with entries in [-1, 1].
+Buffers random_operands(Halide::Type type, int M, int N, int K, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    Halide::Buffer<> a(type, {K, M}, "a"), bm(type, {N, K}, "bm");
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) store_element(a, {k, i}, Scalar::cast(Scalar::of_double(unit(rng)), Halide::Float(64), type));
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) store_element(bm, {j, k}, Scalar::cast(Scalar::of_double(unit(rng)), Halide::Float(64), type));
+    return {{"a", a}, {"bm", bm}};
+}
+
+ir::UreProgram matmul_2d(std::initializer_list<std::pair<const char *, int64_t>> values) {
+    return build_spec("matmul_2d", params(values)).output.lower();
+}
+
+/// The kernel of `program` run by the executor on `inputs`, the output poisoned first.
+Halide::Buffer<> executed(const ir::UreProgram &program, const Buffers &inputs, const Halide::Buffer<> &like,
+                          const KernelOptions &options = {}) {
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
+    optimize_kernel(kernel);
+    Buffers run = inputs;
+    Halide::Buffer<> out = like.copy();
+    poison(out);
+    run["Out"] = out;
+    execute_kernel(kernel, run);
+    return run.at("Out");
+}
+
+}  // namespace
+
+TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in both mappings", "[two_dimensional]") {
+    struct Case {
+        int J, I, K, JO, IO;
+        bool warps, f64;
+    };
+    for (const Case c : {Case{5, 3, 7, 2, 3, false, false}, Case{32, 8, 9, 1, 2, false, true}, Case{7, 1, 5, 3, 1, false, false},
+                         Case{1, 5, 3, 2, 2, false, false}, Case{5, 3, 7, 2, 3, true, false}, Case{31, 11, 6, 1, 2, true, true},
+                         Case{3, 32, 4, 1, 1, true, false}}) {
+        INFO("J=" << c.J << " I=" << c.I << " K=" << c.K << " JO=" << c.JO << " IO=" << c.IO << (c.warps ? " WARPS=1" : "")
+                  << (c.f64 ? " FP64=1" : ""));
+        const ir::UreProgram program = matmul_2d({{"J", c.J}, {"I", c.I}, {"K", c.K}, {"JO", c.JO}, {"IO", c.IO},
+                                                  {"WARPS", c.warps}, {"FP64", c.f64}});
+        const Halide::Type type = c.f64 ? Halide::Float(64) : Halide::Float(32);
+        const int M = c.I * c.IO, N = c.J * c.JO;
+        const Buffers inputs = random_operands(type, M, N, c.K, 11 + c.J + c.K);
+        const Buffers expected = ir::realize(program, inputs);
+        const Halide::Buffer<> &out = expected.at("Out");
+        REQUIRE(out.dim(0).extent() == N);
+        REQUIRE(out.dim(1).extent() == M);
+        for (int i = 0; i < M; i++) {
+            for (int j = 0; j < N; j++) {
+                double sum = 0;
+                for (int k = 0; k < c.K; k++) sum += test::at(inputs.at("a"), {k, i}) * test::at(inputs.at("bm"), {j, k});
+                INFO("Out(" << j << ", " << i << ")");
+                CHECK(test::close(test::at(out, {j, i}), sum, c.f64 ? 1e-12 : 1e-5));
+            }
+        }
+        const sys::SystolicProgram systolic = compile_to_systolic(program);
+        REQUIRE(systolic.is_two_dimensional());
+        CHECK(systolic.rows_on_warps == c.warps);
+        CHECK(compare_outputs(expected, simulate(systolic, inputs), 0) == "");
+        for (bool rolled : {false, true}) {
+            INFO((rolled ? "time loop rolled" : "time loop unrolled"));
+            KernelOptions options;
+            if (rolled) options.max_unrolled_steps = 0;
+            CHECK(compare_outputs(expected, Buffers{{"Out", executed(program, inputs, out, options)}}, 0) == "");
+        }
+        // The mapping the kernel takes: I slots per lane, or I warps.
+        kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"});
+        CHECK(kernel.pes_per_lane == (c.warps ? 1 : c.I));
+        CHECK(kernel.warps_per_array == (c.warps ? c.I : 1));
+    }
+}
+
+TEST_CASE("a 2-D array's report shows its grid and counts its PEs, not its linear index", "[two_dimensional]") {
+    std::ostringstream text;
+    const sys::SystolicProgram slots = compile_to_systolic(matmul_2d({{"J", 5}, {"I", 3}, {"K", 7}}));
+    print_report(text, slots, false);
+    CHECK_THAT(text.str(), Contains("2-D, 5 x 3 = 15 PEs: s1 in [0, 4] on the lanes, s2 in [0, 2] on each lane's register slots"));
+    // (lanes, warps): lanes past s1's 5 values are idle, not PEs of the grid.
+    const sys::SystolicProgram warps = compile_to_systolic(matmul_2d({{"J", 5}, {"I", 3}, {"K", 7}, {"WARPS", 1}}));
+    CHECK(warps.pe_count == 2 * 32 + 5);
+    const DesignMetrics m = analyze_design(warps);
+    CHECK(m.pe_count == 15);
+    CHECK(m.domain_points == 5 * 3 * 7);
+    CHECK(m.steps == 7 + 4 + 2);
+    CHECK(m.utilization == Approx(105.0 / (15.0 * 13.0)));
+    std::ostringstream json;
+    print_report(json, warps, true);
+    CHECK_THAT(json.str(), Contains("\"space_axes\": [{\"var\": \"s1\", \"min\": 0, \"extent\": 5, \"stride\": 1}, "
+                                    "{\"var\": \"s2\", \"min\": 0, \"extent\": 3, \"stride\": 32}]"));
+}
+
+TEST_CASE("what a 2-D mapping cannot hold is refused with the fix", "[two_dimensional][errors]") {
+    auto kernel_error = [](const ir::UreProgram &program) {
+        try {
+            lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"});
+        } catch (const CompileError &e) {
+            return std::make_pair(e.refusal, std::string(e.what()));
+        }
+        return std::make_pair(Refusal::Misuse, std::string("no error"));
+    };
+    // More than 8 rows on a lane's register slots.
+    auto [slots, slots_text] = kernel_error(matmul_2d({{"J", 4}, {"I", 9}, {"K", 3}}));
+    CHECK(slots == Refusal::TooManyPes);
+    CHECK_THAT(slots_text, Contains("s2 (9 values, 0 .. 8) is more than 8 slots") && Contains("gpu_threads(s1, s2)"));
+    // More than 32 warps.
+    ir::UreProgram tall = matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}, {"WARPS", 1}});
+    tall.schedule.transform->matrix = {{0, 1, 0}, {0, 0, 17}, {1, 1, 1}};  // s2 = 17 i: 35 values
+    auto [warps, warps_text] = kernel_error(tall);
+    CHECK(warps == Refusal::TooManyPes);
+    CHECK_THAT(warps_text, Contains("on the warps of a block; a block has at most 32 warps"));
+    // More than 32 lanes: the first row of j + 16 i spans 4 + 2 * 16 = 36 values.
+    ir::UreProgram wide = matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}});
+    wide.schedule.transform->matrix = {{0, 1, 16}, {0, 0, 1}, {1, 1, 1}};
+    auto [lanes, lanes_text] = kernel_error(wide);
+    CHECK(lanes == Refusal::TooManyPes);
+    CHECK_THAT(lanes_text, Contains("first space row on the lanes of a warp") && Contains("swap the space rows"));
+    wide.schedule.gpu_threads = {"s1", "s2"};
+    auto [threads, threads_text] = kernel_error(wide);
+    CHECK(threads == Refusal::TooManyPes);
+    CHECK_THAT(threads_text, Contains("puts s1 on the lanes of a warp, but s1 takes 36 values"));
+    // gpu_threads naming one space row of two, or a loop outside the array.
+    ir::UreProgram one = matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}});
+    one.schedule.gpu_threads = {"s2"};
+    CHECK_THAT(kernel_error(one).second, Contains("name both space loops, gpu_threads(s1, s2)"));
+    one.schedule.gpu_threads = {"k"};
+    CHECK_THAT(kernel_error(one).second, Contains("gpu_threads(k): only the array's space loops 's1' and 's2' map to threads"));
+}
+
+TEST_CASE("a 2-D array lowered for one mapping is not mapped as the other", "[two_dimensional][errors]") {
+    sys::SystolicProgram slots = compile_to_systolic(matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}}));
+    slots.source.schedule.gpu_threads = {"s1", "s2"};
+    REQUIRE_THROWS_WITH(lower_to_kernel(slots, "matmul_2d", {"a", "bm"}), Contains("lower the program again"));
+}
