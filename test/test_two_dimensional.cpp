@@ -157,3 +157,48 @@ TEST_CASE("a 2-D array lowered for one mapping is not mapped as the other", "[tw
     slots.source.schedule.gpu_threads = {"s1", "s2"};
     REQUIRE_THROWS_WITH(lower_to_kernel(slots, "matmul_2d", {"a", "bm"}), Contains("lower the program again"));
 }
+
+TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, in both mappings", "[two_dimensional]") {
+    struct Case {
+        int K, C, R, CO, RO;
+        bool warps;
+    };
+    for (const Case c : {Case{3, 6, 3, 2, 2, false}, Case{5, 32, 7, 1, 2, false}, Case{1, 3, 1, 3, 3, false}, Case{4, 5, 9, 2, 1, true},
+                         Case{3, 31, 3, 1, 3, true}}) {
+        INFO("K=" << c.K << " C=" << c.C << " R=" << c.R << " CO=" << c.CO << " RO=" << c.RO << (c.warps ? " WARPS=1" : ""));
+        const ir::UreProgram program =
+            build_spec("conv2d_2d", params({{"K", c.K}, {"C", c.C}, {"R", c.R}, {"CO", c.CO}, {"RO", c.RO}, {"WARPS", c.warps}}))
+                .output.lower();
+        const int W = c.C * c.CO, H = c.R * c.RO;
+        Buffers inputs = random_input_buffers(program, 5 + c.K + c.C);
+        const Buffers expected = ir::realize(program, inputs);
+        const Halide::Buffer<> &out = expected.at("Out");
+        REQUIRE(out.dim(0).extent() == W);
+        REQUIRE(out.dim(1).extent() == H);
+        for (int y = 0; y < H; y++) {
+            for (int x = 0; x < W; x++) {
+                double sum = 0;
+                for (int p = 0; p < c.K; p++)
+                    for (int q = 0; q < c.K; q++) sum += test::at(inputs.at("x"), {x + q, y + p}) * test::at(inputs.at("w"), {q, p});
+                INFO("Out(" << x << ", " << y << ")");
+                CHECK(test::close(test::at(out, {x, y}), sum, 1e-4));
+            }
+        }
+        const sys::SystolicProgram systolic = compile_to_systolic(program);
+        CHECK(compare_outputs(expected, simulate(systolic, inputs), 0) == "");
+        for (bool rolled : {false, true}) {
+            INFO((rolled ? "time loop rolled" : "time loop unrolled"));
+            KernelOptions options;
+            if (rolled) options.max_unrolled_steps = 0;
+            kir::Kernel kernel = lower_to_kernel(systolic, "conv2d_2d", {"x", "w"}, options);
+            CHECK(kernel.pes_per_lane == (c.warps ? 1 : c.R));
+            optimize_kernel(kernel);
+            Buffers run = inputs;
+            Halide::Buffer<> poisoned = out.copy();
+            poison(poisoned);
+            run["Out"] = poisoned;
+            execute_kernel(kernel, run);
+            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+        }
+    }
+}

@@ -92,3 +92,40 @@ Spec conv2d_os(const Params &params) {
 }  // namespace
 
 PULSE_REGISTER_SPEC("conv2d_os", "2-D convolution, output-stationary (s = c, t = K*p + q, rows per thread)", conv2d_os);
+
+namespace {
+
+// 2-D convolution Out(x, y) = sum_{p < K} sum_{q < K} x(x + q, y + p) * w(q, p) on
+// a 2-D output-stationary array: PE (c, r) of a C x R tile keeps output
+// (c, r) and accumulates its K*K products in steps t = K*p + q. Along a
+// filter row the image moves one PE left per step (X(c, q) = X(c + 1, q - 1):
+// a shuffle along the lanes), entering at the tile's right edge and at q = 0;
+// the filter is broadcast (one value per step). Space rows s1 = c (lanes)
+// and s2 = r (each lane's register slots); tiles (co, ro) are independent arrays.
+Spec conv2d_2d(const Params &params) {
+    const int K = params.get_int("K", 3, 1, 64);        // filter size (K x K)
+    const int C = params.get_int("C", 6, 1, 32);        // output columns per tile (lanes)
+    const int R = params.get_int("R", 3, 1, 32);        // output rows per tile (slots; warps with WARPS=1)
+    const int CO = params.get_int("CO", 2, 1, 1 << 16); // tiles across
+    const int RO = params.get_int("RO", 2, 1, 1 << 16); // tiles down (run time)
+    const int WARPS = params.get_int("WARPS", 0, 0, 1);
+    Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
+    Var q("q"), p("p"), c("c"), r("r"), co("co"), ro("ro"), s1("s1"), s2("s2"), t("t");
+    std::vector<Var> loops{q, p, c, r, co, ro};
+    Func X(Float(32), loops, Place::Device, "X"), Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
+    const Expr column = co * C + c, row = ro * R + r;
+    X(q, p, c, r, co, ro) = select(q == 0 || c == C - 1, x(column + q, row + p), X(q - 1, p, c + 1, r, co, ro));
+    Z(q, p, c, r, co, ro) = select(q == 0 && p == 0, 0.0f, select(q == 0, Z(q + K - 1, p - 1, c, r, co, ro), Z(q - 1, p, c, r, co, ro))) +
+                            X(q, p, c, r, co, ro) * w(q, p);
+    Out(column, row) = select(q == K - 1 && p == K - 1, Z(q, p, c, r, co, ro));
+    X.merge_ures(Z, Out).set_bounds(q, 0, K, p, 0, K, c, 0, C, r, 0, R, co, 0, CO, ro, 0, RO);
+    X.gpu_blocks(co, ro);
+    X.space_time_transform({q, p, c, r}, {s1, s2, t}, {0, 0, 1, 0, /**/ 0, 0, 0, 1, /**/ 1, K, 0, 0});
+    if (WARPS) X.gpu_threads(s1, s2);
+    return Spec{Out, {x, w}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("conv2d_2d", "2-D convolution on a 2-D output-stationary array (s1 = c lanes, s2 = r slots, t = K*p + q)",
+                    conv2d_2d);
