@@ -104,7 +104,7 @@ TEST_CASE("a transform matrix of the wrong shape is rejected", "[language][error
                                  "source loops need 4"));
     REQUIRE_THROWS_WITH(k.X.space_time_transform({k.c, k.q}, {k.s, k.t}, {1, 1, 0, 1}, {k.s}),
                         Contains("the reverse transform has 1 expressions; it needs one per source loop (2)"));
-    REQUIRE_THROWS_WITH(k.X.space_time_transform({k.c, k.q}, {k.t}, {1, 1}), Contains("one space loop and one time loop"));
+    REQUIRE_THROWS_WITH(k.X.space_time_transform({k.c, k.q}, {k.t}, {1, 1}), Contains("one or two space loops, then the time loop"));
     k.X.space_time_transform({k.c, k.q}, {k.s, k.t}, {1, 1, 0, 1});
     REQUIRE_THROWS_WITH(k.X.space_time_transform({k.c, k.q}, {k.s, k.t}, {1, 1, 0, 1}),
                         Contains("X already has a space-time transform"));

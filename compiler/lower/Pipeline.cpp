@@ -17,6 +17,7 @@
 #include "lower/NarrowIndexComparisons.h"
 #include "lower/LowerToSystolic.h"
 #include "lower/PeelLoops.h"
+#include "lower/SplitSteadyState.h"
 #include "lower/PlaceUniformInputs.h"
 #include "lower/PrefetchLoads.h"
 #include "lower/SlideWindows.h"
@@ -55,6 +56,7 @@ const KernelPass kernel_passes[] = {
     {"hoist_loads", any_target<hoist_loads>, keeps_register_windows},
     {"slide_windows", any_target<slide_windows>, keeps_register_windows},
     {"prefetch_loads", any_target<prefetch_loads>, keeps_register_windows},
+    {"split_steady_state", any_target<split_steady_state>, always},
     {"peel_loops", any_target<peel_loops>, always},
     {"stage_in_shared", any_target<stage_in_shared>, always},
     {"specialize_interior", any_target<specialize_interior>, always},

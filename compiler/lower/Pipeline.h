@@ -21,6 +21,9 @@
 //                         repeats stay in registers            [targets keeping register windows]
 //   prefetch_loads        (PrefetchLoads.h) a per-thread loop's loads issued one iteration
 //                         ahead, where the kernel asks         [targets keeping register windows]
+//   split_steady_state    (SplitSteadyState.h) a rolled loop's ramps (the skew filling and
+//                         draining the array) split off, its steady middle without the
+//                         comparisons of step and lane that single them out
 //   peel_loops            (PeelLoops.h) a rolled time loop's first and last blocks run
 //                         outside it, its middle ones without the conditions that single those out
 //   stage_in_shared       (StageInShared.h) inputs cached in shared memory are copied there
