@@ -276,8 +276,10 @@ private:
 
     /// A 2-D array (sys::SpaceAxis): its first space row on the lanes and its
     /// second on each thread's register slots (moves along the second row
-    /// are register moves), or, with gpu_threads(x, y), x on the lanes and y
-    /// on the warps of a block (moves along y go through shared memory).
+    /// are register moves; a first row wider than a warp runs a block of
+    /// several of its values per lane, so that its moves cross lanes only at
+    /// the block's edge), or, with gpu_threads(x, y), x on the lanes and y on
+    /// the warps of a block (moves along y go through shared memory).
     void plan_two_dimensional_array() {
         const ir::Schedule &s = source.schedule;
         const sys::SpaceAxis &first = program.space_axes[0], &second = program.space_axes[1];
@@ -308,17 +310,17 @@ private:
             internal_error("kernel ", name, ": the 2-D array was lowered with its rows on (lanes, warps), but the schedule ",
                            "has no gpu_threads: lower the program again (lower_to_systolic plans the PE index per mapping)");
         }
-        if (first.extent > kir::warp_size) {
-            refuse(Refusal::TooManyPes, "", "kernel ", name, ": a 2-D array runs its first space row on the lanes of a warp, but ",
-                   row_text(first), " is wider than ", kir::warp_size, " lanes: shrink the loops of ", first.var,
-                   "'s row with set_bounds, or swap the space rows");
+        // A lane runs a block of the grid: `columns` values of the first row
+        // (the PE index is blocked by lane), every value of the second.
+        const int64_t columns = (first.extent + kir::warp_size - 1) / kir::warp_size;
+        if (columns * second.extent > max_pes_per_lane_two_dimensional) {
+            refuse(Refusal::TooManyPes, "", "kernel ", name, ": a 2-D array runs its first space row on the lanes of a warp (",
+                   row_text(first), ": ", columns, " per lane) and its second on each lane's register slots (", row_text(second),
+                   "): ", columns * second.extent, " PEs per lane, more than ", max_pes_per_lane_two_dimensional,
+                   ": shrink the loops of a row with set_bounds, or spread the second over the warps of a block with gpu_threads(",
+                   first.var, ", ", second.var, ")");
         }
-        if (second.extent > max_pes_per_lane) {
-            refuse(Refusal::TooManyPes, "", "kernel ", name, ": a 2-D array runs its second space row on each lane's register slots, but ",
-                   row_text(second), " is more than ", max_pes_per_lane, " slots: shrink the loops of ", second.var,
-                   "'s row with set_bounds, or spread it over the warps of a block with gpu_threads(", first.var, ", ", second.var, ")");
-        }
-        kernel.pes_per_lane = second.extent;
+        kernel.pes_per_lane = columns * second.extent;
     }
 
     void plan_linear_array(bool threads) {

@@ -33,6 +33,10 @@ constexpr int64_t kernel_unroll_limit = 8192;
 
 /// Most PEs one lane runs (an array of up to 8 * 32 PEs fits a warp).
 constexpr int64_t max_pes_per_lane = 8;
+/// The most PEs one lane runs of a 2-D array on register slots: a block of
+/// its grid (several values of the first row, every value of the second), so
+/// that a move along either row crosses lanes only at the block's edge.
+constexpr int64_t max_pes_per_lane_two_dimensional = 32;
 
 /// Mapping choices that are not part of the schedule.
 struct KernelOptions {

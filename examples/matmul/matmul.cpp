@@ -39,13 +39,15 @@ namespace {
 // PE (j, i) of a J x I tile keeps C(j, i) (column j, row i); a(k, i) enters at
 // the tile's left edge and moves right along j, bm(j, k) enters at its top and
 // moves down along i, and step t = k + j + i brings the pair for k to every PE
-// at once. Space rows s1 = j (the lanes of a warp) and s2 = i (each lane's
-// register slots: a move down is a register move), or, with WARPS=1, s2 on
+// at once. Space rows s1 = j (the lanes of a warp; J > 32 puts a block of
+// ceil(J / 32) columns on each lane, so a moves across lanes only at the
+// block's edge) and s2 = i (each lane's register slots: a move down is a
+// register move), or, with WARPS=1, s2 on
 // the warps of a block (a move down goes through shared memory). The tiles of the M x N
 // product (loops jo, io) are independent arrays, one warp each.
 //   Out(j, i) = sum_k a(k, i) * bm(j, k): a is M x K (row i, column k), bm is K x N.
 Spec matmul_2d(const Params &params) {
-    const int J = params.get_int("J", 5, 1, 32);        // output columns per tile (lanes)
+    const int J = params.get_int("J", 5, 1, 1024);      // output columns per tile (lanes; past 32, several per lane)
     const int I = params.get_int("I", 3, 1, 32);        // output rows per tile (slots of a lane: at most 8; warps: 32)
     const int WARPS = params.get_int("WARPS", 0, 0, 1); // 1: rows on the warps of a block, not on register slots
     const int K = params.get_int("K", 7, 1, 1 << 16);   // reduction length
