@@ -38,10 +38,8 @@ ir::UreProgram matmul_2d(std::initializer_list<std::pair<const char *, int64_t>>
     return build_spec("matmul_2d", params(values)).output.lower();
 }
 
-/// The kernel of `program` run by the executor on `inputs`, the output poisoned first.
-Halide::Buffer<> executed(const ir::UreProgram &program, const Buffers &inputs, const Halide::Buffer<> &like,
-                          const KernelOptions &options = {}) {
-    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
+/// `kernel` run by the executor on `inputs`, the output poisoned first.
+Halide::Buffer<> executed(kir::Kernel kernel, const Buffers &inputs, const Halide::Buffer<> &like) {
     optimize_kernel(kernel);
     Buffers run = inputs;
     Halide::Buffer<> out = like.copy();
@@ -90,7 +88,8 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
             INFO((rolled ? "time loop rolled" : "time loop unrolled"));
             KernelOptions options;
             if (rolled) options.max_unrolled_steps = 0;
-            CHECK(compare_outputs(expected, Buffers{{"Out", executed(program, inputs, out, options)}}, 0) == "");
+            const kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"}, options);
+            CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, out)}}, 0) == "");
         }
         // The mapping the kernel takes: I slots per lane, or I warps.
         kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"});
@@ -193,15 +192,9 @@ TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, 
             INFO((rolled ? "time loop rolled" : "time loop unrolled"));
             KernelOptions options;
             if (rolled) options.max_unrolled_steps = 0;
-            kir::Kernel kernel = lower_to_kernel(systolic, "conv2d_2d", {"x", "w"}, options);
+            const kir::Kernel kernel = lower_to_kernel(systolic, "conv2d_2d", {"x", "w"}, options);
             CHECK(kernel.pes_per_lane == (c.warps ? 1 : c.R));
-            optimize_kernel(kernel);
-            Buffers run = inputs;
-            Halide::Buffer<> poisoned = out.copy();
-            poison(poisoned);
-            run["Out"] = poisoned;
-            execute_kernel(kernel, run);
-            CHECK(compare_outputs(expected, Buffers{{"Out", run.at("Out")}}, 0) == "");
+            CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, out)}}, 0) == "");
         }
     }
 }

@@ -205,7 +205,7 @@ bool parse_explore_flag(const std::string &flag, int &i, int argc, char **argv, 
     if (flag == "--range") std::tie(o.entry_min, o.entry_max) = parse_range(v);
     else if (flag == "--space-rows") {
         o.space_rows = (int)count(1);
-        if (o.space_rows > 3) compile_error("--space-rows ", v, ": at most 3 (the validator checks any; Pulse lowers 1)");
+        if (o.space_rows > 3) compile_error("--space-rows ", v, ": at most 3 (the validator checks any; Pulse lowers 1 or 2)");
     }
     else if (flag == "--top") o.top = (int)std::min<int64_t>(count(0), 1000000);
     else if (flag == "--design") o.design = v == "best" ? ExploreOptions::best_design : count(0);
@@ -571,8 +571,8 @@ Exploration Explorer::run(std::ostream *progress) const {
         if (check.verdict.dependence) d.witness = check.verdict.dependence->consumer + " <- " + check.verdict.dependence->call_text;
         if (!check.verdict.first.empty()) d.witness = tuple_text(check.verdict.first) + " and " + tuple_text(check.verdict.second);
         if (d.verdict == VerdictKind::Valid) {
-            // Legal, but Pulse lowers linear arrays only: a design with
-            // several space rows is recorded as valid, without figures.
+            // Lowered (linear and 2-D arrays), analysed and ranked; a
+            // design the lowering refuses is recorded with the refusal.
             try {
                 const sys::SystolicProgram systolic = lower_to_systolic(program(id));
                 d.metrics = analyze_design(systolic);

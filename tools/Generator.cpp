@@ -240,6 +240,13 @@ int generator_main(int argc, char **argv) {
         } catch (const CompileError &e) {
             throw UsageError(e.what());  // a driver flag's value
         }
+        if (actions.explore.explore && actions.emit.empty()) {
+            if (actions.output_dir.empty()) {
+                usage_error("--explore needs -o DIR, the directory to write designs.csv, designs.json and pareto.csv into ",
+                            "(e.g. -o explore; -o . for the current directory)");
+            }
+            check_output_directory(actions.output_dir);
+        }
         if (!actions.emit.empty()) {
             if (actions.output_dir.empty()) {
                 usage_error("--emit ", actions.emit.front(), " needs -o DIR, the directory to write the generated files into ",

@@ -136,20 +136,11 @@ public:
 
     using IRMutator::visit;
 
-    Stmt visit(const ProducerConsumer *op) override {
-        if (op->name != kir::array_instance_marker) return IRMutator::visit(op);
-        bool outer = inside;
-        inside = true;
-        Stmt s = IRMutator::visit(op);
-        inside = outer;
-        return s;
-    }
-
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         const int64_t *min = as_const_int(op->min), *extent = as_const_int(op->extent);
         auto whole = [&] { return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body); };
-        if (!inside || !min || !extent || *extent < min_steady_iterations) return whole();
+        if (!min || !extent || *extent < min_steady_iterations) return whole();
         const int64_t lo = *min, hi = *min + *extent - 1;
         Space space;
         space.vars = {{op->name, lo, *extent}};
@@ -190,13 +181,13 @@ public:
 private:
     kir::NameGenerator names;
     std::vector<ir::Loop> lanes;
-    bool inside = false;
 };
 
 }  // namespace
 
 void split_steady_state(kir::Kernel &kernel) {
-    kernel.body = Split(kernel).mutate(kernel.body);
+    Split split(kernel);
+    kernel.body = kir::on_instances(kernel.body, [&](const Stmt &instance) { return split.mutate(instance); });
 }
 
 }  // namespace pulse
