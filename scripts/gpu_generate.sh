@@ -13,13 +13,14 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 out="${2:-$build/gpu_sources}"
 mkdir -p "$out"
-# The examples at their default sizes: every array has at most 32 PEs.
+# The examples at their default sizes (every array has at most 32 PEs; the
+# 2-D ones a small grid).
 examples=(
   "conv1d conv1d_sbm" "conv1d conv1d_bsm" "conv1d conv1d_fsm" "conv1d conv1d_bfs" "conv1d conv1d_ffs"
   "conv1d conv1d_fbs" "conv1d conv1d_fbs_stride2" "conv2d conv2d_sbm" "conv2d conv2d_ssam" "matmul matmul"
   "matvec matvec" "fir fir_stride2" "stencil stencil2d_5pt" "stencil stencil2d_9pt" "stencil stencil2d_25pt"
   "stencil stencil2d_star2" "stencil stencil3d_7pt" "stencil stencil3d_27pt" "stencil jacobi2d"
-  "stencil jacobi3d" "trisolve trisolve_f64"
+  "stencil jacobi3d" "trisolve trisolve_f64" "factor lu_f64" "matmul matmul_2d" "conv2d conv2d_2d"
 )
 for entry in "${examples[@]}"; do
   read -r program spec <<<"$entry"
@@ -40,6 +41,9 @@ variants=(
   "stencil stencil3d_27pt stencil3d_27pt_shared CACHE=2 S=4"
   "stencil jacobi2d jacobi2d_f64_pe40 F64=1 T=3 TH=20 PE=40"
   "stencil jacobi3d jacobi3d_f64_pe40 F64=1 T=1 PE=40 TH=6 TZ=10"
+  "matmul matmul_2d matmul_2d_warps WARPS=1 J=7 I=5 K=9"
+  "matmul matmul_2d matmul_2d_blocks J=70 I=4 K=300 FP64=1"
+  "conv2d conv2d_2d conv2d_2d_warps WARPS=1 R=5 K=4"
 )
 for entry in "${variants[@]}"; do
   read -r program spec name settings <<<"$entry"
