@@ -102,11 +102,14 @@ TEST_CASE("a 2-D array's report shows its grid and counts its PEs, not its linea
     std::ostringstream text;
     const sys::SystolicProgram slots = compile_to_systolic(matmul_2d({{"J", 5}, {"I", 3}, {"K", 7}}));
     print_report(text, slots, false);
+    // a moves 3 PEs (a column) in the linear index: all 3 slots of a lane read another lane; bm moves 1: slot 0 does.
+    CHECK(analyze_design(slots).exchanges_per_step == 3 + 1);
     CHECK_THAT(text.str(), Contains("2-D, 5 x 3 = 15 PEs: s1 in [0, 4] on the lanes, s2 in [0, 2] on each lane's register slots"));
     // (lanes, warps): lanes past s1's 5 values are idle, not PEs of the grid.
     const sys::SystolicProgram warps = compile_to_systolic(matmul_2d({{"J", 5}, {"I", 3}, {"K", 7}, {"WARPS", 1}}));
     CHECK(warps.pe_count == 2 * 32 + 5);
     const DesignMetrics m = analyze_design(warps);
+    CHECK(m.exchanges_per_step == 1 + 1);  // a across lanes, bm across warps (through shared memory)
     CHECK(m.pe_count == 15);
     CHECK(m.domain_points == 5 * 3 * 7);
     CHECK(m.steps == 7 + 4 + 2);

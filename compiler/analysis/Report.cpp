@@ -1,5 +1,7 @@
 #include "analysis/Report.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <iomanip>
 #include <set>
 #include <ostream>
@@ -278,6 +280,17 @@ void print_json(std::ostream &out, const sys::SystolicProgram &p, const DesignMe
     out << "}\n";
 }
 
+/// The lane exchanges a lane makes in a step for `tap`: one for a move
+/// between PEs; on a 2-D array whose lanes each hold a block of n PEs
+/// (register slots), the slots whose source lies on another lane, min(|dp|, n).
+int64_t exchanges_of(const sys::SystolicProgram &p, const sys::Tap &tap) {
+    if (tap.dp == 0) return 0;
+    if (!p.is_two_dimensional() || p.rows_on_warps) return 1;
+    const sys::SpaceAxis &lanes = p.outer_space_axis(), &slots = p.inner_space_axis();
+    const int64_t per_lane = (lanes.extent + 31) / 32 * slots.extent;
+    return std::min<int64_t>(std::abs(tap.dp), per_lane);
+}
+
 }  // namespace
 
 DesignMetrics analyze_design(const sys::SystolicProgram &p) {
@@ -286,7 +299,7 @@ DesignMetrics analyze_design(const sys::SystolicProgram &p) {
         a.design_class += sys::dataflow_letter(v.dataflow);
         a.dataflow.emplace_back(v.name, v.dataflow);
         a.registers_per_pe += v.history + 1;
-        for (const sys::Tap &tap : v.taps) a.exchanges_per_step += tap.dp != 0;
+        for (const sys::Tap &tap : v.taps) a.exchanges_per_step += exchanges_of(p, tap);
     }
     const ir::SpaceTimeTransform &t = *p.source.schedule.transform;
     // A 2-D array's PEs are its grid's (its linear index may skip lanes past a row).

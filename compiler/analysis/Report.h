@@ -34,7 +34,10 @@ struct DesignMetrics {
     /// value from another lane) and input loads (a stationary read once per
     /// PE, a broadcast one once per step, any other once per point).
     double exchanges_per_output = -1, loads_per_output = -1;
-    int64_t exchanges_per_step = 0;    ///< taps with dp != 0: lane exchanges each lane makes in one step
+    /// Lane exchanges each lane makes in one step: a tap with dp != 0 counts
+    /// one; on a 2-D array of n PEs per lane, min(|dp|, n) (its slots whose
+    /// source is on another lane).
+    int64_t exchanges_per_step = 0;
     int64_t warps = 0;                 ///< warps of 32 lanes one array instance needs
     bool fits_warp() const { return pe_count <= 32; }
 };
