@@ -76,6 +76,17 @@ bool is_same_on_every_pe(const Expr &e, const std::string &space_var) {
     return !varies_with(e, space_var) && sys::taps_in(e).empty();
 }
 
+/// Whether `e`, as above, is the same on every PE of a copy chain that moves
+/// dp PEs per hop: the same on every PE, or unchanged when the PE moves by dp
+/// (a 2-D array's row index, s1.s2 % n2, along a chain down its other row,
+/// dp = n2). Each PE of the chain then holds what its source computes.
+bool is_same_along_chain(const Expr &e, const std::string &space_var, int64_t dp) {
+    if (is_same_on_every_pe(e, space_var)) return true;
+    if (!sys::taps_in(e).empty()) return false;
+    const Expr pe = Variable::make(Int(32), space_var);
+    return equal(simplify_exact(substitute(space_var, pe - (int)dp, e)), simplify_exact(e));
+}
+
 /// `e` with every `undefined` replaced by zero (stores are guarded by
 /// defined_condition; other values are never read where undefined).
 Expr zero_undefined(const Expr &e) {
@@ -1050,9 +1061,9 @@ private:
                     const sys::Tap tap = chains[0];
                     std::optional<Expr> copies_where = copy_condition(generic, tap);
                     Expr from_source = copies_where ? simplify_exact(source_value(generic, tap)) : Expr();
-                    if (copies_where && is_same_on_every_pe(from_source, program.space_var)) {
+                    if (copies_where && is_same_along_chain(from_source, program.space_var, tap.dp)) {
                         // A copy chain of a value that is the same on every PE
-                        // (a broadcast): each PE computes it in place.
+                        // of the chain (a broadcast): each PE computes it in place.
                         result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j), in_domain(j));
                     } else if (slots > 1 || kernel.warps_per_array > 1) {
                         refuse(Refusal::SameStepChain, st.ure, "kernel ", name, ": ", st.ure, " is a same-step chain along the PEs of a value that differs ",

@@ -54,6 +54,9 @@ Spec matmul_2d(const Params &params) {
     const int JO = params.get_int("JO", 2, 1, 1 << 16);  // tiles across the columns (the rows' tiles come at run time)
     const int IO = params.get_int("IO", 2, 1, 1 << 16);  // tiles down the rows
     const int FP64 = params.get_int("FP64", 0, 0, 1);
+    // 1: t = k + i, so a reaches a row's PEs in the same step (a broadcast along
+    // the lanes, read in place by each) and bm enters every column at once.
+    const int BROADCAST = params.get_int("BROADCAST", 0, 0, 1);
     const Type type = FP64 ? Float(64) : Float(32);
     Var k("k"), j("j"), i("i"), jo("jo"), io("io"), s1("s1"), s2("s2"), t("t");
     Input a(type, 2, "a"), bm(type, 2, "bm");
@@ -67,7 +70,7 @@ Spec matmul_2d(const Params &params) {
     Out(column, row) = select(k == K - 1, Z(k, j, i, jo, io));
     Af.merge_ures(Bf, Z, Out).set_bounds(k, 0, K, j, 0, J, i, 0, I, jo, 0, JO, io, 0, IO);
     Af.gpu_blocks(jo, io);
-    Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, 1, 1});
+    Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, BROADCAST ? 0 : 1, 1});
     if (WARPS) Af.gpu_threads(s1, s2);
     return Spec{Out, {a, bm}};
 }
