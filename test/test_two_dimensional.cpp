@@ -54,17 +54,19 @@ Halide::Buffer<> executed(kir::Kernel kernel, const Buffers &inputs, const Halid
 TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in both mappings", "[two_dimensional]") {
     struct Case {
         int J, I, K, JO, IO;
-        bool warps, f64;
+        bool warps, f64, broadcast = false;
     };
     // J past 32 runs a block of ceil(J / 32) columns on each lane (37: 2 per lane, the last lane's block cut short).
     for (const Case c : {Case{5, 3, 7, 2, 3, false, false}, Case{32, 8, 9, 1, 2, false, true}, Case{7, 1, 5, 3, 1, false, false},
                          Case{37, 3, 6, 2, 1, false, false}, Case{128, 4, 5, 1, 2, false, true}, Case{70, 8, 3, 1, 1, false, false},
                          Case{1, 5, 3, 2, 2, false, false}, Case{5, 3, 7, 2, 3, true, false}, Case{31, 11, 6, 1, 2, true, true},
-                         Case{3, 32, 4, 1, 1, true, false}}) {
+                         Case{3, 32, 4, 1, 1, true, false},
+                         // a broadcast along the lanes (t = k + i), computed in place on each PE of a row
+                         Case{5, 3, 7, 2, 3, false, false, true}, Case{70, 4, 9, 1, 2, false, true, true}}) {
         INFO("J=" << c.J << " I=" << c.I << " K=" << c.K << " JO=" << c.JO << " IO=" << c.IO << (c.warps ? " WARPS=1" : "")
-                  << (c.f64 ? " FP64=1" : ""));
+                  << (c.f64 ? " FP64=1" : "") << (c.broadcast ? " BROADCAST=1" : ""));
         const ir::UreProgram program = matmul_2d({{"J", c.J}, {"I", c.I}, {"K", c.K}, {"JO", c.JO}, {"IO", c.IO},
-                                                  {"WARPS", c.warps}, {"FP64", c.f64}});
+                                                  {"WARPS", c.warps}, {"FP64", c.f64}, {"BROADCAST", c.broadcast}});
         const Halide::Type type = c.f64 ? Halide::Float(64) : Halide::Float(32);
         const int M = c.I * c.IO, N = c.J * c.JO;
         const Buffers inputs = random_operands(type, M, N, c.K, 11 + c.J + c.K);
@@ -95,6 +97,10 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
         kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"});
         CHECK(kernel.pes_per_lane == (c.warps ? 1 : (c.J + 31) / 32 * c.I));
         CHECK(kernel.warps_per_array == (c.warps ? c.I : 1));
+        // A broadcast along the lanes: a same-step chain the slots mapping runs
+        // only in place (it refuses a chain whose value differs between PEs,
+        // as this one's row index does across rows), so the kernel above exists.
+        if (c.broadcast) CHECK(systolic.variable("A").dataflow == sys::Dataflow::Broadcast);
     }
 }
 
