@@ -248,7 +248,7 @@ TEST_CASE("lu, cholesky and trisolve with their input read at its step (CACHE=1)
     }
 }
 
-TEST_CASE("lu's report counts the tetrahedron; its bounds that cancel give the tight box", "[affine]") {
+TEST_CASE("lu's report counts the tetrahedron, and its bounds that cancel give the tight box", "[affine]") {
     for (int N : {1, 6, 32}) {
         INFO("N=" << N);
         ir::UreProgram p = build_spec("lu", params({{"N", N}})).output.lower();

@@ -605,7 +605,7 @@ TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers
     CHECK_THAT(g.sources.check, Contains("test_affine_outputs_Grid_region(pulse_d, instances, &Grid_min[pulse_d], &Grid_extent[pulse_d]);"));
 }
 
-TEST_CASE("cuda: a buffer named like a variable of the host code is refused; the host code's loops never shadow one", "[cuda]") {
+TEST_CASE("cuda: a buffer named like a variable of the host code is refused, and the host code's loops never shadow one", "[cuda]") {
     // Edit distance's output is `d`, the letter the host code's loops once used.
     for (const char *out : {"d", "e", "warps"}) {
         INFO(out);
