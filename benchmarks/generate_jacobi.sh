@@ -25,6 +25,8 @@
 #                    --prefetch: pf); default "T=2,TH=8,TZ=48 T=2,TH=8,TZ=132" and
 #                    the line "3 ..." of benchmarks/jacobi_best_mappings.txt
 #   JACOBI_TYPES     types (default "f32 f64")
+# A mapping that ends in @f32 or @f64 is generated for that type only (a
+# register cap one type fits and the other would spill under).
 set -euo pipefail
 usage="usage: benchmarks/generate_jacobi.sh BUILD_DIR OUT_DIR"
 build="$(cd "${1:?$usage}" && pwd)"
@@ -52,6 +54,10 @@ for type in ${JACOBI_TYPES:-f32 f64}; do
     else mappings="${JACOBI3D_MAPPINGS-T=2,TH=8,TZ=48 T=2,TH=8,TZ=132 $(best_mappings 3)}"; fi
     mappings="$(tr ' ' '\n' <<<"$mappings" | awk 'NF && !seen[$0]++' | tr '\n' ' ')"
     for mapping in $mappings; do
+      if [[ "$mapping" == *@* ]]; then
+        [[ "${mapping##*@}" == "$type" ]] || continue
+        mapping="${mapping%@*}"
+      fi
       tag="$(tr 'A-Z' 'a-z' <<<"$mapping" | sed 's/--unroll-steps=/u/; s/--min-blocks-per-sm=/mb/; s/--max-shared-bytes=/sm/; s/--prefetch/pf/' | tr -d '=' | tr ',' '_')"
       name="jacobi${dims}d_${type}_$tag"
       steps="$(grep -o 'T=[0-9]*' <<<"$mapping" | head -1 | cut -d= -f2)"

@@ -548,6 +548,16 @@ TEST_CASE("cuda: the host function refuses buffers the kernel cannot index, befo
         CHECK_THAT(host, Contains(std::string("if (elements > 0 && ") + b + ".data == nullptr) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" +
                                   what + ": no data (a null pointer) for its elements\");"));
     }
+    // The kernel indexes dimension 0 as dense: any other stride of a buffer in
+    // global memory is refused (w goes to constant memory, copied row by row).
+    for (const char *b : {"x", "Out"}) {
+        const std::string what = std::string(b[0] == 'O' ? "output " : "input ") + b;
+        CHECK_THAT(host, Contains(std::string("if (elements > 0 && ") + b + ".stride[0] != 1) return conv2d_ssam_refuse(cudaErrorInvalidValue, \"" +
+                                  what + ": its first dimension has a stride other than 1;"));
+        CHECK_THAT(g.sources.kernel, !Contains(std::string("* ") + b + ".stride[0])"));
+    }
+    // The harness checks that refusal on the GPU with the first global buffer.
+    CHECK_THAT(g.sources.check, Contains("strided.stride[0] = 2;") && Contains("its first dimension has a stride other than 1"));
     CHECK(host.find(".dimensions != 2") < host.find("const int64_t warps ="));
     CHECK(host.find("if (blocks > 2147483647) return conv2d_ssam_refuse(cudaErrorInvalidConfiguration,") < host.find("<<<"));
     // Each call starts with no refusal; the checks of the descriptors can be compiled out.
@@ -596,8 +606,9 @@ TEST_CASE("cuda: outputs at affine indices are stored at their index, in buffers
         CHECK(can_prove(a.coords[0] == lane && a.coords[1] == b - 1));
     }
     // The printed stores index from each buffer's own minimum.
-    CHECK_THAT(g.sources.kernel, Contains("- Rev.min[0]) * Rev.stride[0])] = "));
-    CHECK_THAT(g.sources.kernel, Contains("- Grid.min[1]) * Grid.stride[1]))] = "));
+    // (Dimension 0 is dense: its offset is not scaled by a stride.)
+    CHECK_THAT(g.sources.kernel, Contains("- Rev.min[0])] = ") && !Contains("* Rev.stride[0]"));
+    CHECK_THAT(g.sources.kernel, Contains("- Grid.min[1]) * Grid.stride[1])") && !Contains("* Grid.stride[0]"));
     // On the executor, into buffers over those boxes, it equals the reference.
     CHECK(execute_against_reference(g.kernel, g.program, 5) == "");
     // The harness sizes each output by the box the reference lays it out over.

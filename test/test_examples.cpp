@@ -263,3 +263,24 @@ TEST_CASE("the kernel executor refuses an input short of what the outputs need, 
         }
     }
 }
+
+TEST_CASE("the kernel executor refuses a buffer whose first dimension is not dense, as the host function does", "[examples]") {
+    ir::UreProgram p = build_spec("conv1d_sbm", Params()).output.lower();
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(p), "conv1d_sbm", {"x", "w"});
+    optimize_kernel(kernel);
+    const int n = 37;
+    // Every other element of a buffer twice as long: stride 2 in dimension 0.
+    Halide::Buffer<float> storage(2 * (n + 4)), w(5), out(n);
+    storage.fill(1.0f), w.fill(1.0f), out.fill(NAN);
+    halide_dimension_t every_other(0, n + 4, 2);
+    Halide::Buffer<float> x(storage.data(), 1, &every_other);
+    Buffers buffers{{"x", x}, {"w", w}, {"Out", out}};
+    REQUIRE_THROWS_WITH(execute_kernel(kernel, buffers), Catch::Matchers::Contains("buffer x has stride 2 in dimension 0") &&
+                                                             Catch::Matchers::Contains("first dimension is contiguous"));
+    // The same values in a dense buffer run.
+    Halide::Buffer<float> dense(n + 4);
+    dense.fill(1.0f);
+    Buffers dense_buffers{{"x", dense}, {"w", w}, {"Out", out}};
+    execute_kernel(kernel, dense_buffers);
+    for (int c = 0; c < n; c++) REQUIRE(out(c) == 5.0f);
+}

@@ -54,7 +54,8 @@ Halide::Buffer<> executed(kir::Kernel kernel, const Buffers &inputs, const Halid
 TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in both mappings", "[two_dimensional]") {
     struct Case {
         int J, I, K, JO, IO;
-        bool warps, f64, broadcast = false;
+        bool warps, f64;
+        int broadcast = 0;  // 1: a broadcast along the rows (t = k + i); 2: both operands (t = k)
     };
     // J past 32 runs a block of ceil(J / 32) columns on each lane (37: 2 per lane, the last lane's block cut short).
     for (const Case c : {Case{5, 3, 7, 2, 3, false, false}, Case{32, 8, 9, 1, 2, false, true}, Case{7, 1, 5, 3, 1, false, false},
@@ -62,9 +63,12 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
                          Case{1, 5, 3, 2, 2, false, false}, Case{5, 3, 7, 2, 3, true, false}, Case{31, 11, 6, 1, 2, true, true},
                          Case{3, 32, 4, 1, 1, true, false},
                          // a broadcast along the lanes (t = k + i), computed in place on each PE of a row
-                         Case{5, 3, 7, 2, 3, false, false, true}, Case{70, 4, 9, 1, 2, false, true, true}}) {
+                         Case{5, 3, 7, 2, 3, false, false, 1}, Case{70, 4, 9, 1, 2, false, true, 1},
+                         // both broadcast: nothing moves, so past 32 columns they interleave over the lanes
+                         Case{5, 3, 7, 2, 3, false, false, 2}, Case{70, 3, 6, 2, 2, false, false, 2}, Case{128, 8, 5, 1, 2, false, true, 2},
+                         Case{256, 8, 3, 1, 1, false, false, 2}, Case{7, 5, 4, 1, 2, true, false, 2}}) {
         INFO("J=" << c.J << " I=" << c.I << " K=" << c.K << " JO=" << c.JO << " IO=" << c.IO << (c.warps ? " WARPS=1" : "")
-                  << (c.f64 ? " FP64=1" : "") << (c.broadcast ? " BROADCAST=1" : ""));
+                  << (c.f64 ? " FP64=1" : "") << " BROADCAST=" << c.broadcast);
         const ir::UreProgram program = matmul_2d({{"J", c.J}, {"I", c.I}, {"K", c.K}, {"JO", c.JO}, {"IO", c.IO},
                                                   {"WARPS", c.warps}, {"FP64", c.f64}, {"BROADCAST", c.broadcast}});
         const Halide::Type type = c.f64 ? Halide::Float(64) : Halide::Float(32);
@@ -101,6 +105,10 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
         // only in place (it refuses a chain whose value differs between PEs,
         // as this one's row index does across rows), so the kernel above exists.
         if (c.broadcast) CHECK(systolic.variable("A").dataflow == sys::Dataflow::Broadcast);
+        if (c.broadcast == 2) CHECK(systolic.variable("B").dataflow == sys::Dataflow::Broadcast);
+        // Columns interleave over the lanes only where nothing moves between
+        // PEs and a lane holds several: the lanes then read consecutive columns.
+        CHECK(kernel.interleaved_rows == (c.broadcast == 2 && !c.warps && c.J > 32 ? c.I : 0));
     }
 }
 
@@ -135,11 +143,11 @@ TEST_CASE("what a 2-D mapping cannot hold is refused with the fix", "[two_dimens
         }
         return std::make_pair(Refusal::Misuse, std::string("no error"));
     };
-    // More than 32 PEs on a lane: 4 columns of 9 rows.
-    auto [slots, slots_text] = kernel_error(matmul_2d({{"J", 128}, {"I", 9}, {"K", 3}}));
+    // More than 64 PEs on a lane: 8 columns of 9 rows.
+    auto [slots, slots_text] = kernel_error(matmul_2d({{"J", 256}, {"I", 9}, {"K", 3}}));
     CHECK(slots == Refusal::TooManyPes);
-    CHECK_THAT(slots_text, Contains("s1 (128 values, 0 .. 127): 4 per lane") && Contains("s2 (9 values, 0 .. 8)") &&
-                               Contains("36 PEs per lane, more than 32") && Contains("gpu_threads(s1, s2)"));
+    CHECK_THAT(slots_text, Contains("s1 (256 values, 0 .. 255): 8 per lane") && Contains("s2 (9 values, 0 .. 8)") &&
+                               Contains("72 PEs per lane, more than 64") && Contains("gpu_threads(s1, s2)"));
     // More than 32 warps.
     ir::UreProgram tall = matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}, {"WARPS", 1}});
     tall.schedule.transform->matrix = {{0, 1, 0}, {0, 0, 17}, {1, 1, 1}};  // s2 = 17 i: 35 values

@@ -7,9 +7,10 @@ namespace pulse {
 Halide::Expr intel_element_offset(const kir::BufferArg &b, const std::vector<Halide::Expr> &coords) {
     using Halide::Int;
     Halide::Expr index = Halide::Internal::make_const(Int(32), 0);
+    // Dimension 0 is dense, as in kir::flat_index (the host builds every buffer dense).
     for (int d = 0; d < b.dimensions; d++) {
-        index = index + (Halide::cast(Int(32), coords[d]) - Halide::cast(Int(32), kir::buffer_min(b.name, d))) *
-                            Halide::cast(Int(32), kir::buffer_stride(b.name, d));
+        Halide::Expr offset = Halide::cast(Int(32), coords[d]) - Halide::cast(Int(32), kir::buffer_min(b.name, d));
+        index = index + (d == 0 ? offset : offset * Halide::cast(Int(32), kir::buffer_stride(b.name, d)));
     }
     return simplify_exact(index);
 }

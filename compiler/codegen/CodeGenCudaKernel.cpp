@@ -153,7 +153,8 @@ public:
         s << ".\n/// The output extents are the problem size: the loops outside the array run as far as\n"
              "/// they reach. Each input must cover the elements those outputs read. Returns the\n"
              "/// launch's error; cudaErrorInvalidValue, launching nothing, if a buffer has other\n"
-             "/// dimensions than listed, a negative extent, or no data while it has elements, if an\n"
+             "/// dimensions than listed, a negative extent, or no data while it has elements, if the\n"
+             "/// first dimension of a buffer in global memory is not dense (stride 1), if an\n"
              "/// output overlaps another buffer in memory, if an input does not hold the indices the\n"
              "/// outputs' extents read, or if an input misses its constant region;\n"
              "/// cudaErrorInvalidConfiguration if the grid is\n"
@@ -266,7 +267,13 @@ public:
               << ": a negative extent\");\n";
             s << "            elements *= " << n << ".extent[pulse_d];\n        }\n";
             s << "        if (elements > 0 && " << n << ".data == nullptr) return " << refuse << "(cudaErrorInvalidValue, \"" << what
-              << ": no data (a null pointer) for its elements\");\n    }\n";
+              << ": no data (a null pointer) for its elements\");\n";
+            if (b.placement == kir::Placement::Global) {
+                s << "        if (elements > 0 && " << n << ".stride[0] != 1) return " << refuse << "(cudaErrorInvalidValue, \"" << what
+                  << ": its first dimension has a stride other than 1; the kernel reads and writes dimension 0 as dense: "
+                  << "pass a buffer whose first dimension is contiguous (stride[0] = 1), e.g. a dense copy\");\n";
+            }
+            s << "    }\n";
         }
         // An output in the memory of another buffer: the kernel would read what it writes.
         for (size_t i = 0; i < kernel.buffers.size(); i++) {
@@ -602,6 +609,18 @@ public:
             s << "0) != cudaErrorInvalidValue || std::strstr(" << n << "_last_refusal(), \"overlaps\") == nullptr) {\n";
             s << "                if (failures++ < 10) std::printf(\"" << n << ": output " << first_output->name << " in input " << first_input->name
               << "'s memory was not refused as overlapping: %s\\n\", " << n << "_last_refusal());\n            }\n";
+        }
+        // A buffer in global memory whose first dimension is not dense is refused.
+        for (const kir::BufferArg &b : kernel.buffers) {
+            if (b.placement != kir::Placement::Global) continue;
+            s << "            {\n                pulse_buffer strided = " << b.name << ";\n                strided.stride[0] = 2;\n";
+            s << "                if (" << n << "(";
+            for (const kir::BufferArg &a : kernel.buffers) s << (&a == &b ? std::string("strided") : a.name) << ", ";
+            s << "0) != cudaErrorInvalidValue || std::strstr(" << n << "_last_refusal(), \"" << (b.is_output ? "output " : "input ") << b.name
+              << ": its first dimension has a stride other than 1\") == nullptr) {\n";
+            s << "                    if (failures++ < 10) std::printf(\"" << n << ": " << b.name << " with stride 2 in dimension 0 was not refused: %s\\n\", "
+              << n << "_last_refusal());\n                }\n            }\n";
+            break;
         }
         // An input without the indices the outputs read is refused, with the numbers.
         for (const kir::BufferArg &b : kernel.buffers) {

@@ -194,8 +194,12 @@ Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
             stride *= b.region_extent[d];
         }
     } else {
+        // Dimension 0 is dense (the host function refuses any other stride):
+        // consecutive indices are consecutive addresses, so the backend's
+        // compiler can fold them into immediate offsets.
         for (int d = 0; d < b.dimensions; d++) {
-            index = index + (cast(Int(64), coords[d]) - buffer_min(b.name, d)) * buffer_stride(b.name, d);
+            Expr offset = cast(Int(64), coords[d]) - buffer_min(b.name, d);
+            index = index + (d == 0 ? offset : offset * buffer_stride(b.name, d));
         }
     }
     return simplify_exact(index);
@@ -387,6 +391,7 @@ void on_large_stack(const std::function<void()> &action) {
 static void print_unwrapped(std::ostream &out, const Kernel &k) {
     out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << k.array_threads() << " threads";
     if (k.pes_per_lane > 1) out << ", " << k.pes_per_lane << " per thread";
+    if (k.interleaved_rows > 0) out << ", columns of " << k.interleaved_rows << " interleaved over the lanes";
     if (k.warps_per_array > 1) out << ", " << k.warps_per_array << " warps per array, one array per block)\n";
     else out << ", " << k.warps_per_block << " warps per block)\n";
     for (const BufferArg &b : k.buffers) {

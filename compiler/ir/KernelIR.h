@@ -23,8 +23,8 @@
 //     `array.warp`. An array runs on Kernel::warps_per_array warps (one CUDA
 //     block when more than one); its thread t = array.warp * 32 + lane runs
 //     Kernel::pes_per_lane PEs (slots j = 0, 1, ...: PE pe_min +
-//     t * pes_per_lane + j); the lowering writes each slot's PE index out, so
-//     the body names no PE variable.
+//     t * pes_per_lane + j, or interleaved: Kernel::interleaved_rows); the
+//     lowering writes each slot's PE index out, so the body names no PE variable.
 //   - Arrays of several warps: `array_shift` moves values between the
 //     array's threads; exchange_across_warps (ExchangeAcrossWarps.h) lowers
 //     it to warp shuffles plus shared memory (Allocate with
@@ -153,6 +153,12 @@ struct Kernel {
     int64_t pe_count = 0;            ///< PEs of the array; lanes (slots) past them idle
     int64_t pe_min = 0;              ///< PE of lane 0, slot 0
     int64_t pes_per_lane = 1;        ///< PEs each thread runs (blocked: thread t holds PEs t*n .. t*n + n - 1)
+    /// A 2-D array on register slots whose values never cross lanes: the
+    /// PEs per column (its second row's extent), and thread t's slot
+    /// j = c * rows + r runs the PE of column c * 32 + t, row r (columns
+    /// interleaved over the lanes, so a warp's lanes hold consecutive columns
+    /// and read consecutive addresses). 0: blocked, as above.
+    int64_t interleaved_rows = 0;
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     int min_blocks_per_sm = 0;       ///< blocks an SM must hold at once (CUDA __launch_bounds__); 0: no bound
@@ -293,7 +299,9 @@ Halide::Expr warp_index();
 Halide::Expr array_thread(const Kernel &kernel);
 
 /// The flat element index of `coords` in `buffer`: sum (c_d - min_d) * stride_d
-/// (Int(64)); for a constant-memory buffer, the dense offset into its region.
+/// (Int(64)) with stride_0 = 1 (a global buffer's first dimension is dense, as
+/// in Halide: the host function and the executor refuse any other); for a
+/// constant-memory buffer, the dense offset into its region.
 Halide::Expr flat_index(const BufferArg &buffer, const std::vector<Halide::Expr> &coords);
 /// True where `coords` lies inside the buffer (its run-time extents, or its region).
 Halide::Expr in_bounds(const BufferArg &buffer, const std::vector<Halide::Expr> &coords);

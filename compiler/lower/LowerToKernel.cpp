@@ -77,14 +77,30 @@ bool is_same_on_every_pe(const Expr &e, const std::string &space_var) {
 }
 
 /// Whether `e`, as above, is the same on every PE of a copy chain that moves
-/// dp PEs per hop: the same on every PE, or unchanged when the PE moves by dp
-/// (a 2-D array's row index, s1.s2 % n2, along a chain down its other row,
-/// dp = n2). Each PE of the chain then holds what its source computes.
-bool is_same_along_chain(const Expr &e, const std::string &space_var, int64_t dp) {
+/// dp PEs per hop, so that each PE of the chain holds what its source
+/// computes: the same on every PE; unchanged when the PE moves by dp (a 2-D
+/// array's row index, s1.s2 % n2, along a chain down its other row, dp = n2);
+/// or, PE by PE over the array's PEs (pe_min ...), the same as at p - dp at
+/// every p that may copy (`copies_where`, over the symbolic PE): a column
+/// index s1.s2 / n2 along a chain down the slots (dp = 1), which changes
+/// between p - 1 and p only where a column starts and nothing copies. By
+/// induction from the chain's sources, every PE's copy equals its own value.
+bool is_same_along_chain(const Expr &e, const std::string &space_var, int64_t dp, const Expr &copies_where,
+                         int64_t pe_min, int64_t pe_count) {
     if (is_same_on_every_pe(e, space_var)) return true;
     if (!sys::taps_in(e).empty()) return false;
     const Expr pe = Variable::make(Int(32), space_var);
-    return equal(simplify_exact(substitute(space_var, pe - (int)dp, e)), simplify_exact(e));
+    if (equal(simplify_exact(substitute(space_var, pe - (int)dp, e)), simplify_exact(e))) return true;
+    // Beyond a few thousand PEs the PE-by-PE proof is not worth its time.
+    if (pe_count > 4096) return false;
+    for (int64_t p = pe_min; p < pe_min + pe_count; p++) {
+        if (is_const_zero(simplify_exact(substitute(space_var, Expr((int)p), copies_where)))) continue;
+        if (p - dp < pe_min || p - dp >= pe_min + pe_count) return false;
+        if (!equal(simplify_exact(substitute(space_var, Expr((int)p), e)),
+                   simplify_exact(substitute(space_var, Expr((int)(p - dp)), e))))
+            return false;
+    }
+    return true;
 }
 
 /// `e` with every `undefined` replaced by zero (stores are guarded by
@@ -171,11 +187,18 @@ std::string fits_warp_hint(const ir::UreProgram &source, int64_t capacity) {
     return hint.str();
 }
 
+/// Thrown by a lowering that interleaves a 2-D array's columns over the lanes
+/// when a value would cross lanes: lower_to_kernel lowers it blocked instead.
+struct NeedsBlockedColumns {};
+
 class KernelLowering {
 public:
+    /// `interleave`: a 2-D array on register slots with several columns per
+    /// lane interleaves them (Kernel::interleaved_rows), as long as no value
+    /// moves between PEs (else NeedsBlockedColumns).
     KernelLowering(const sys::SystolicProgram &p, const std::string &n, const std::vector<std::string> &order,
-                   const KernelOptions &o)
-        : program(p), source(p.source), name(n), options(o) {
+                   const KernelOptions &o, bool interleave)
+        : program(p), source(p.source), name(n), options(o), interleave(interleave) {
         kernel.name = n;
         kernel.pe_count = p.pe_count;
         kernel.pe_min = p.pe_min;
@@ -248,6 +271,7 @@ private:
     const ir::UreProgram &source;
     std::string name;
     KernelOptions options;
+    const bool interleave;
     kir::Kernel kernel;
     LoopPlan plan;
     kir::NameGenerator names;  ///< the names of the kernel's lets, loops and register arrays
@@ -332,6 +356,7 @@ private:
                    first.var, ", ", second.var, ")");
         }
         kernel.pes_per_lane = columns * second.extent;
+        if (interleave && columns > 1) kernel.interleaved_rows = second.extent;
     }
 
     void plan_linear_array(bool threads) {
@@ -694,6 +719,11 @@ private:
 
     /// The PE index of `slot` on this thread.
     Expr pe_of_slot(int64_t slot) const {
+        if (const int64_t rows = kernel.interleaved_rows) {
+            const int64_t column_block = slot / rows, row = slot % rows;
+            return simplify_exact((kir::array_thread(kernel) + (int)(column_block * kernel.array_threads())) * (int)rows +
+                                  (int)(row + program.pe_min));
+        }
         return simplify_exact(kir::array_thread(kernel) * (int)kernel.pes_per_lane + (int)(slot + program.pe_min));
     }
 
@@ -934,6 +964,7 @@ private:
         // The value of `var` at step `when` (a position) on the PE dp below
         // slot j's: a register of this lane, or of the lane the PE lives on (a shuffle).
         auto neighbour = [&](const std::string &var, int64_t when, int64_t dp, int64_t j) -> Expr {
+            if (kernel.interleaved_rows && dp != 0) throw NeedsBlockedColumns();
             int64_t source = j - dp;
             int64_t source_slot = ((source % slots) + slots) % slots;
             int64_t lanes_up = (source - source_slot) / slots;  // the source lane is lane + lanes_up
@@ -1061,7 +1092,8 @@ private:
                     const sys::Tap tap = chains[0];
                     std::optional<Expr> copies_where = copy_condition(generic, tap);
                     Expr from_source = copies_where ? simplify_exact(source_value(generic, tap)) : Expr();
-                    if (copies_where && is_same_along_chain(from_source, program.space_var, tap.dp)) {
+                    if (copies_where && is_same_along_chain(from_source, program.space_var, tap.dp, *copies_where, program.pe_min,
+                                                            program.pe_count)) {
                         // A copy chain of a value that is the same on every PE
                         // of the chain (a broadcast): each PE computes it in place.
                         result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j), in_domain(j));
@@ -1145,6 +1177,10 @@ private:
         if (kernel.warps_per_array > 1) {
             s << kernel.warps_per_array << " warps of a block, one PE per thread: 32 * warp + lane = " << program.space_var << " - "
               << program.pe_min << "; moves across warps through shared memory";
+        } else if (kernel.interleaved_rows) {
+            const int64_t rows = kernel.interleaved_rows;
+            s << kernel.pes_per_lane << " per lane, columns of " << rows << " interleaved: lane = ((" << program.space_var << " - "
+              << program.pe_min << ") / " << rows << ") % 32";
         } else if (kernel.pes_per_lane > 1) {
             s << kernel.pes_per_lane << " per lane: lane = (" << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane;
         } else {
@@ -1173,7 +1209,13 @@ private:
 kir::Kernel lower_to_kernel(const sys::SystolicProgram &program, const std::string &name,
                             const std::vector<std::string> &input_order, const KernelOptions &options) {
     kir::Kernel kernel;
-    kir::on_large_stack([&] { kernel = KernelLowering(program, name, input_order, options).run(); });
+    kir::on_large_stack([&] {
+        try {
+            kernel = KernelLowering(program, name, input_order, options, true).run();
+        } catch (const NeedsBlockedColumns &) {
+            kernel = KernelLowering(program, name, input_order, options, false).run();
+        }
+    });
     return kernel;
 }
 

@@ -35,8 +35,9 @@ constexpr int64_t kernel_unroll_limit = 8192;
 constexpr int64_t max_pes_per_lane = 8;
 /// The most PEs one lane runs of a 2-D array on register slots: a block of
 /// its grid (several values of the first row, every value of the second), so
-/// that a move along either row crosses lanes only at the block's edge.
-constexpr int64_t max_pes_per_lane_two_dimensional = 32;
+/// that a move along either row crosses lanes only at the block's edge. 64
+/// holds an 8 x 8 register tile of outputs, a GEMM thread's usual share.
+constexpr int64_t max_pes_per_lane_two_dimensional = 64;
 
 /// Mapping choices that are not part of the schedule.
 struct KernelOptions {

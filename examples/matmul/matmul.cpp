@@ -56,7 +56,12 @@ Spec matmul_2d(const Params &params) {
     const int FP64 = params.get_int("FP64", 0, 0, 1);
     // 1: t = k + i, so a reaches a row's PEs in the same step (a broadcast along
     // the lanes, read in place by each) and bm enters every column at once.
-    const int BROADCAST = params.get_int("BROADCAST", 0, 0, 1);
+    // 2: t = k, both broadcast: every PE reads its a and bm in place each step
+    // (the register-tiled outer product), so nothing moves between PEs.
+    const int BROADCAST = params.get_int("BROADCAST", 0, 0, 2);
+    // 1: the grid scans the row tiles first, so the warps of a block share
+    // their columns of bm (read through L1 once) rather than their rows of a.
+    const int ROWS_FIRST = params.get_int("ROWS_FIRST", 0, 0, 1);
     const Type type = FP64 ? Float(64) : Float(32);
     Var k("k"), j("j"), i("i"), jo("jo"), io("io"), s1("s1"), s2("s2"), t("t");
     Input a(type, 2, "a"), bm(type, 2, "bm");
@@ -69,8 +74,9 @@ Spec matmul_2d(const Params &params) {
     Z(k, j, i, jo, io) = select(k == 0, cast(type, 0), Z(k - 1, j, i, jo, io)) + Af(k, j, i, jo, io) * Bf(k, j, i, jo, io);
     Out(column, row) = select(k == K - 1, Z(k, j, i, jo, io));
     Af.merge_ures(Bf, Z, Out).set_bounds(k, 0, K, j, 0, J, i, 0, I, jo, 0, JO, io, 0, IO);
-    Af.gpu_blocks(jo, io);
-    Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, BROADCAST ? 0 : 1, 1});
+    if (ROWS_FIRST) Af.gpu_blocks(io, jo);
+    else Af.gpu_blocks(jo, io);
+    Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, BROADCAST ? 0 : 1, BROADCAST == 2 ? 0 : 1});
     if (WARPS) Af.gpu_threads(s1, s2);
     return Spec{Out, {a, bm}};
 }
