@@ -84,6 +84,10 @@ std::vector<Case> cases() {
     // minimum moves with the run-time instance count (AffineOutputSpec.cpp).
     all.push_back({"test_affine_outputs", {}, 5});
     all.push_back({"test_affine_outputs", {{"C", 5}, {"Q", 4}, {"B", 2}}, 1});
+    // 2-D arrays: the mesh (values move along both rows), and both operands
+    // broadcast with 40 columns interleaved over the lanes (2 on lanes 0 to 7).
+    all.push_back({"matmul_2d", {}, 3});
+    all.push_back({"matmul_2d", {{"J", 40}, {"I", 3}, {"K", 5}, {"BROADCAST", 2}}, 2});
     return all;
 }
 

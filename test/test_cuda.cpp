@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 #include "codegen/CodeGenCudaKernel.h"
@@ -214,9 +216,11 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
     return result;
 }
 
-/// Runs `command`, returning its exit status and (merged) output.
+/// Runs `command`, returning its exit status and (merged) output. Several
+/// threads may run commands at once: the pipe is closed on exec ("e"), so no
+/// child holds another's pipe open.
 int run_command(const std::string &command, std::string &output) {
-    FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+    FILE *pipe = popen((command + " 2>&1").c_str(), "re");
     if (!pipe) return -1;
     char buffer[4096];
     while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
@@ -671,29 +675,48 @@ TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and
                                flags + " -c " + (dir / (file + ".cu")).string() + " -o " + (dir / (file + ".o")).string(),
                            output);
     };
+    // The sources first (the compiler runs on one thread), then nvcc on a few
+    // at once: its runs are processes of their own, and this test is the
+    // longest of the suite.
+    struct Compiled {
+        std::string name, output, harness_output;
+        int status = -1, harness_status = -1;
+    };
+    std::vector<Compiled> compiled;
     for (const Case &c : cases) {
         INFO(c.name);
         Generated g = generate(c.spec, c.params, c.name);
         std::ofstream(dir / (c.name + ".cu")) << g.sources.kernel;
         std::ofstream(dir / (c.name + ".h")) << g.sources.header;
-        std::string output;
-        int status = compile(c.name, " -Xptxas -v", output);
-        INFO(output);
-        REQUIRE(status == 0);
-        CHECK(output.find("warning") == std::string::npos);
+        // The harness, against the emitted reference.
+        std::ofstream(dir / (c.name + "_check.cu")) << g.sources.check;
+        std::ofstream(dir / (c.name + "_reference.h")) << emit_reference_cpp(g.program, c.name, g.inputs);
+        compiled.push_back({c.name, "", "", -1, -1});
+    }
+    const size_t width = std::max(2u, std::thread::hardware_concurrency());
+    for (size_t first = 0; first < compiled.size(); first += width) {
+        std::vector<std::future<void>> running;
+        for (size_t i = first; i < std::min(first + width, compiled.size()); i++) {
+            running.push_back(std::async(std::launch::async, [&compile, &job = compiled[i]] {
+                job.status = compile(job.name, " -Xptxas -v", job.output);
+                job.harness_status = compile(job.name + "_check", "", job.harness_output);
+            }));
+        }
+        for (std::future<void> &f : running) f.get();
+    }
+    for (const Compiled &c : compiled) {
+        INFO(c.name);
+        INFO(c.output);
+        REQUIRE(c.status == 0);
+        CHECK(c.output.find("warning") == std::string::npos);
         std::smatch m;
-        REQUIRE(std::regex_search(output, m,
+        REQUIRE(std::regex_search(c.output, m,
                                   std::regex(c.name + R"(_kernel[^\n]*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)")));
         CHECK(m[1] == "0");
         CHECK(m[2] == "0");
         CHECK(m[3] == "0");
-        // The harness, against the emitted reference.
-        std::ofstream(dir / (c.name + "_check.cu")) << g.sources.check;
-        std::ofstream(dir / (c.name + "_reference.h")) << emit_reference_cpp(g.program, c.name, g.inputs);
-        std::string harness_output;
-        int harness_status = compile(c.name + "_check", "", harness_output);
-        INFO(harness_output);
-        CHECK(harness_status == 0);
+        INFO(c.harness_output);
+        CHECK(c.harness_status == 0);
     }
     fs::remove_all(dir);
 }

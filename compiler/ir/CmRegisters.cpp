@@ -152,7 +152,7 @@ private:
 }  // namespace
 
 int cm_lanes(const kir::Kernel &kernel) {
-    int64_t lanes = (kernel.pe_count + kernel.pes_per_lane - 1) / std::max<int64_t>(kernel.pes_per_lane, 1);
+    const int64_t lanes = kernel.threads_in_use();
     return (int)std::min<int64_t>(kir::warp_size, round_up(std::max<int64_t>(lanes, 1), 8));
 }
 

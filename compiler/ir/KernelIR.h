@@ -47,6 +47,7 @@
 #ifndef PULSE_KERNEL_IR_H
 #define PULSE_KERNEL_IR_H
 
+#include <algorithm>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -188,6 +189,13 @@ struct Kernel {
     Halide::Expr warp_count() const;
     /// Threads of one array: 32 * warps_per_array.
     int array_threads() const { return warps_per_array * warp_size; }
+    /// The threads of an array that run at least one PE (blocked: the first
+    /// ceil(pe_count / pes_per_lane); interleaved: one per column, up to the
+    /// array's threads).
+    int64_t threads_in_use() const {
+        if (interleaved_rows > 0) return std::min<int64_t>((pe_count + interleaved_rows - 1) / interleaved_rows, array_threads());
+        return (pe_count + pes_per_lane - 1) / std::max<int64_t>(pes_per_lane, 1);
+    }
     /// Arrays one CUDA block runs: an array of several warps is a block of
     /// its own; arrays of one warp pack warps_per_block to a block.
     int arrays_per_block() const { return warps_per_array > 1 ? 1 : warps_per_block; }
