@@ -155,4 +155,23 @@ Spec constant_overflow_per_pe(const Params &) {
 PULSE_REGISTER_SPEC("constant_overflow_per_pe", "int32 constants that overflow once a PE's guard fixes i (33 PEs: two per lane)",
                     constant_overflow_per_pe);
 
+/// A same-step copy chain on PEs s = -i, from -N + 1 to 0. The proof that a
+/// chain's root is the same along it, made PE by PE, once walked the PEs from
+/// 0 instead of from the array's first: it saw no PE that copies and
+/// computed the chain in place, so PE -1 (i = 1) took its own x(0, 1), not
+/// x(0, 0) from PE 0. The chain moves by a shuffle.
+Spec chain_on_negative_pes(const Params &params) {
+    const int N = params.get_int("N", 2, 2, 32);
+    Var i("i"), s("s"), t("t");
+    Input x(Int(32), 2, "x");
+    Func A(Int(32), {i}, Place::Device, "A"), Out(Place::Device, "Out");
+    A(i) = select(i >= 1, A(i - 1), x(0, i));
+    Out(i) = A(i);
+    A.merge_ures(Out).set_bounds(i, 0, N);
+    A.space_time_transform({i}, {s, t}, {-1, /**/ 0});
+    return Spec{Out, {x}};
+}
+PULSE_REGISTER_SPEC("chain_on_negative_pes", "a same-step copy chain on PEs -N + 1 .. 0 (s = -i, t = 0), its root different on each",
+                    chain_on_negative_pes);
+
 }  // namespace
