@@ -73,8 +73,11 @@ done
 # for Q (docs/benchmarks.md, H100, 2026-11-21): at Q = 5 a warp has too little
 # work for its setup unless it runs two arrays side by side (T) and walks
 # eight such pairs (S); at Q = 17 it walks four.
+# At Q = 5 the kernel runs 1.8x faster with dimension 0 indexed by its stride
+# (105 registers) than dense (64; docs/benchmarks.md, "The stride of
+# dimension 0 as a choice", H200, 2026-11-27).
 conv1d_mapping() {
-  if (($1 <= 8)); then echo "T=2 S=8"; else echo "S=4"; fi
+  if (($1 <= 8)); then echo "T=2 S=8 --strided-first-dimension"; else echo "S=4"; fi
 }
 
 # 1-D convolution: SBM and FBS, each one PE per lane (SBM has C + Q - 1 PEs,

@@ -647,6 +647,29 @@ TEST_CASE("cuda: a buffer named like a variable of the host code is refused, and
 }
 
 #ifdef PULSE_NVCC
+TEST_CASE("cuda: a kernel lowered with the stride of dimension 0 indexes by it and accepts any", "[cuda]") {
+    Spec spec = build_spec("conv2d_ssam", test::params({{"K", 3}}));
+    const ir::UreProgram program = spec.output.lower();
+    std::vector<std::string> inputs;
+    for (const Input &in : spec.inputs) inputs.push_back(in.name());
+    KernelOptions options;
+    options.dense_first_dimension = false;  // --strided-first-dimension
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "conv2d_ssam", inputs, options);
+    optimize_kernel(kernel);
+    CHECK_FALSE(kernel.dense_first_dimension);
+    const CudaKernelSources sources = print_cuda(kernel, host_header_text(program, "conv2d_ssam", inputs, spec_description("conv2d_ssam")));
+    const std::string host = host_function(sources.kernel, "conv2d_ssam");
+    for (const char *b : {"x", "Out"}) {
+        INFO(b);
+        CHECK_THAT(sources.kernel, Contains(std::string("* ") + b + ".stride[0])"));
+        CHECK_THAT(host, !Contains(std::string(b) + ".stride[0] != 1"));
+    }
+    CHECK_THAT(sources.check, !Contains("strided.stride[0] = 2;"));
+    CHECK_THAT(sources.header, !Contains("not dense"));
+    // The default kernel says it in its header.
+    CHECK_THAT(generate("conv2d_ssam", test::params({{"K", 3}})).sources.header, Contains("is not dense (stride 1)"));
+}
+
 TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and no spills, and every harness compiles",
           "[cuda][nvcc]") {
     namespace fs = std::filesystem;

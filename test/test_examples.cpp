@@ -283,4 +283,15 @@ TEST_CASE("the kernel executor refuses a buffer whose first dimension is not den
     Buffers dense_buffers{{"x", dense}, {"w", w}, {"Out", out}};
     execute_kernel(kernel, dense_buffers);
     for (int c = 0; c < n; c++) REQUIRE(out(c) == 5.0f);
+    // Lowered with the stride of dimension 0 (--strided-first-dimension), the
+    // kernel takes every other element of the long buffer.
+    KernelOptions strided_options;
+    strided_options.dense_first_dimension = false;
+    kir::Kernel strided = lower_to_kernel(compile_to_systolic(p), "conv1d_sbm", {"x", "w"}, strided_options);
+    optimize_kernel(strided);
+    for (int i = 0; i < n + 4; i++) x(i) = (float)i;
+    out.fill(NAN);
+    Buffers strided_buffers{{"x", x}, {"w", w}, {"Out", out}};
+    execute_kernel(strided, strided_buffers);
+    for (int c = 0; c < n; c++) REQUIRE(out(c) == (float)(5 * c + 10));
 }

@@ -73,6 +73,8 @@ const char *driver_usage_text() {
            "  --max-shared-bytes=N  CUDA: shared memory a block's arrays may take (default 49152); past it the\n"
            "                      kernel uses dynamic shared memory, up to 232448 (227 KiB, sm_90's opt-in limit)\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
+           "  --strided-first-dimension  CUDA: index dimension 0 of the buffers by its run-time stride and accept any\n"
+           "                      (default: dense, stride 1, as Halide; the host function refuses another)\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
            "  --unroll-steps=N    unroll at most N array steps (times unrolled rows and PEs per lane); a longer\n"
            "                      time loop runs as a loop over blocks of its period (default 1024; 0: always)\n"
@@ -104,6 +106,7 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     } else if (flag == "--time-passes") a.time_passes = true;
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
     else if (flag == "--prefetch") a.prefetch_walks = true;
+    else if (flag == "--strided-first-dimension") a.strided_first_dimension = true;
     else if (flag.rfind("--min-blocks-per-sm=", 0) == 0) {
         std::string v = flag.substr(20);
         char *end = nullptr;
@@ -257,6 +260,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             compile_error("--max-shared-bytes applies to CUDA; the Intel backends (--emit ", backend,
                           ") has no shared memory: drop the flag for CM");
         }
+        if (t.is_cm() && a.strided_first_dimension) {
+            compile_error("--strided-first-dimension applies to CUDA; the Intel backends (--emit ", backend,
+                          ") build every buffer dense themselves: drop the flag for CM");
+        }
         if (t.is_cm() && a.prefetch_walks) {
             compile_error("--prefetch applies to CUDA; the Intel backends (--emit ", backend,
                           ") keeps no register windows to prefetch into: drop the flag for CM");
@@ -277,6 +284,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     KernelOptions options;
     if (a.max_unrolled_steps >= 0) options.max_unrolled_steps = a.max_unrolled_steps;
     options.prefetch_walks = a.prefetch_walks;
+    options.dense_first_dimension = !a.strided_first_dimension;
     options.min_blocks_per_sm = a.min_blocks_per_sm;
     if (a.max_shared_bytes) options.max_shared_bytes = a.max_shared_bytes;
     const std::string name = a.kernel_name.empty() ? default_name : a.kernel_name;

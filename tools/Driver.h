@@ -31,6 +31,7 @@ struct DriverActions {
     std::string kernel_name;         ///< --name: the emitted kernel's name (default: the spec's)
     int64_t max_unrolled_steps = -1; ///< --unroll-steps: KernelOptions::max_unrolled_steps (-1: its default)
     bool prefetch_walks = false;     ///< --prefetch: KernelOptions::prefetch_walks
+    bool strided_first_dimension = false;  ///< --strided-first-dimension: !KernelOptions::dense_first_dimension
     int min_blocks_per_sm = 0;       ///< --min-blocks-per-sm: KernelOptions::min_blocks_per_sm
     int64_t max_shared_bytes = 0;    ///< --max-shared-bytes: KernelOptions::max_shared_bytes (0: the default)
     bool time_passes = false;        ///< --time-passes: each pass's time

@@ -47,7 +47,7 @@ public:
             if (n == kir::intrinsic::load) {
                 kir::Access a = kir::access_of(op);
                 const kir::BufferArg &b = kernel.buffer(a.buffer);
-                std::string element = data_name(b) + "[" + expr(kir::flat_index(b, a.coords)) + "]";
+                std::string element = data_name(b) + "[" + expr(kir::flat_index(b, a.coords, kernel.dense_first_dimension)) + "]";
                 if (is_const_one(a.guard)) return element;
                 return "(" + expr(a.guard) + " ? " + element + " : (" + c_type(op->type) + ")0)";
             }
@@ -114,7 +114,7 @@ public:
     void buffer_store(const Call *c, int indent) override {
         kir::Access a = kir::access_of(c);
         const kir::BufferArg &b = kernel.buffer(a.buffer);
-        std::string assign = data_name(b) + "[" + expr(kir::flat_index(b, a.coords)) + "] = " + expr(a.value) + ";";
+        std::string assign = data_name(b) + "[" + expr(kir::flat_index(b, a.coords, kernel.dense_first_dimension)) + "] = " + expr(a.value) + ";";
         if (is_const_one(a.guard)) out << pad(indent) << assign << "\n";
         else out << pad(indent) << "if (" << expr(a.guard) << ") " << assign << "\n";
     }
@@ -153,8 +153,9 @@ public:
         s << ".\n/// The output extents are the problem size: the loops outside the array run as far as\n"
              "/// they reach. Each input must cover the elements those outputs read. Returns the\n"
              "/// launch's error; cudaErrorInvalidValue, launching nothing, if a buffer has other\n"
-             "/// dimensions than listed, a negative extent, or no data while it has elements, if the\n"
-             "/// first dimension of a buffer in global memory is not dense (stride 1), if an\n"
+             "/// dimensions than listed, a negative extent, or no data while it has elements, "
+          << (kernel.dense_first_dimension ? "if the\n/// first dimension of a buffer in global memory is not dense (stride 1), " : "")
+          << "if an\n"
              "/// output overlaps another buffer in memory, if an input does not hold the indices the\n"
              "/// outputs' extents read, or if an input misses its constant region;\n"
              "/// cudaErrorInvalidConfiguration if the grid is\n"
@@ -268,7 +269,7 @@ public:
             s << "            elements *= " << n << ".extent[pulse_d];\n        }\n";
             s << "        if (elements > 0 && " << n << ".data == nullptr) return " << refuse << "(cudaErrorInvalidValue, \"" << what
               << ": no data (a null pointer) for its elements\");\n";
-            if (b.placement == kir::Placement::Global) {
+            if (b.placement == kir::Placement::Global && kernel.dense_first_dimension) {
                 s << "        if (elements > 0 && " << n << ".stride[0] != 1) return " << refuse << "(cudaErrorInvalidValue, \"" << what
                   << ": its first dimension has a stride other than 1; the kernel reads and writes dimension 0 as dense: "
                   << "pass a buffer whose first dimension is contiguous (stride[0] = 1), e.g. a dense copy\");\n";
@@ -612,7 +613,7 @@ public:
         }
         // A buffer in global memory whose first dimension is not dense is refused.
         for (const kir::BufferArg &b : kernel.buffers) {
-            if (b.placement != kir::Placement::Global) continue;
+            if (b.placement != kir::Placement::Global || !kernel.dense_first_dimension) continue;
             s << "            {\n                pulse_buffer strided = " << b.name << ";\n                strided.stride[0] = 2;\n";
             s << "                if (" << n << "(";
             for (const kir::BufferArg &a : kernel.buffers) s << (&a == &b ? std::string("strided") : a.name) << ", ";

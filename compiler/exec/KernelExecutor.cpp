@@ -261,8 +261,8 @@ private:
             if (buf.type() != arg.type || buf.dimensions() != arg.dimensions) {
                 evaluation_error("kernel ", kernel.name, ": buffer ", arg.name, " has the wrong type or dimensions");
             }
-            if (arg.placement == kir::Placement::Global && arg.dimensions > 0 && buf.number_of_elements() > 0 &&
-                buf.dim(0).stride() != 1) {
+            if (kernel.dense_first_dimension && arg.placement == kir::Placement::Global && arg.dimensions > 0 &&
+                buf.number_of_elements() > 0 && buf.dim(0).stride() != 1) {
                 evaluation_error("kernel ", kernel.name, ": buffer ", arg.name, " has stride ", buf.dim(0).stride(),
                                  " in dimension 0; the kernel reads and writes dimension 0 as dense (stride 1), as the host "
                                  "function requires: give a buffer whose first dimension is contiguous");

@@ -185,7 +185,7 @@ Expr array_thread(const Kernel &kernel) {
 
 Expr warp_index() { return Variable::make(Int(64), warp_index_var); }
 
-Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
+Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords, bool dense_first_dimension) {
     Expr index = make_const(Int(64), 0);
     if (b.placement == Placement::Constant) {
         int64_t stride = 1;
@@ -194,12 +194,12 @@ Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords) {
             stride *= b.region_extent[d];
         }
     } else {
-        // Dimension 0 is dense (the host function refuses any other stride):
+        // Dimension 0 dense (the host function refuses any other stride):
         // consecutive indices are consecutive addresses, so the backend's
         // compiler can fold them into immediate offsets.
         for (int d = 0; d < b.dimensions; d++) {
             Expr offset = cast(Int(64), coords[d]) - buffer_min(b.name, d);
-            index = index + (d == 0 ? offset : offset * buffer_stride(b.name, d));
+            index = index + (d == 0 && dense_first_dimension ? offset : offset * buffer_stride(b.name, d));
         }
     }
     return simplify_exact(index);

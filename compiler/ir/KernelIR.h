@@ -162,6 +162,12 @@ struct Kernel {
     int64_t interleaved_rows = 0;
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
+    /// Dimension 0 of every buffer in global memory is dense (stride 1, as in
+    /// Halide by default): indexed without its stride, and the host function
+    /// and the executor refuse a buffer with another. False: indexed by its
+    /// run-time stride, any accepted (ptxas then makes other register and
+    /// occupancy choices, which some kernels run faster with).
+    bool dense_first_dimension = true;
     int min_blocks_per_sm = 0;       ///< blocks an SM must hold at once (CUDA __launch_bounds__); 0: no bound
     /// Shared memory one block's arrays may take (staged inputs, moves across
     /// warps): shared_bytes_per_block unless the schedule opts in to more,
@@ -307,10 +313,10 @@ Halide::Expr warp_index();
 Halide::Expr array_thread(const Kernel &kernel);
 
 /// The flat element index of `coords` in `buffer`: sum (c_d - min_d) * stride_d
-/// (Int(64)) with stride_0 = 1 (a global buffer's first dimension is dense, as
-/// in Halide: the host function and the executor refuse any other); for a
-/// constant-memory buffer, the dense offset into its region.
-Halide::Expr flat_index(const BufferArg &buffer, const std::vector<Halide::Expr> &coords);
+/// (Int(64)), with stride_0 = 1 where `dense_first_dimension`
+/// (Kernel::dense_first_dimension); for a constant-memory buffer, the dense
+/// offset into its region.
+Halide::Expr flat_index(const BufferArg &buffer, const std::vector<Halide::Expr> &coords, bool dense_first_dimension);
 /// True where `coords` lies inside the buffer (its run-time extents, or its region).
 Halide::Expr in_bounds(const BufferArg &buffer, const std::vector<Halide::Expr> &coords);
 

@@ -301,6 +301,7 @@ private:
             plan_linear_array(threads);
         }
         kernel.prefetch_walks = options.prefetch_walks;
+        kernel.dense_first_dimension = options.dense_first_dimension;
         kernel.min_blocks_per_sm = options.min_blocks_per_sm;
         if (options.max_shared_bytes < 1 || options.max_shared_bytes > kir::max_opt_in_shared_bytes) {
             compile_error("kernel ", name, ": max_shared_bytes ", options.max_shared_bytes, " is outside [1, ",

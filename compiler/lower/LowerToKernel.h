@@ -63,6 +63,10 @@ struct KernelOptions {
     /// to a fraction of a second); false where the kernel is only a probe of
     /// whether the mapping succeeds (the explorer's designs).
     bool plan_required_inputs = true;
+    /// Kernel::dense_first_dimension: dimension 0 of every buffer in global
+    /// memory indexed as dense (the host function refuses other strides);
+    /// false (--strided-first-dimension) indexes it by its run-time stride.
+    bool dense_first_dimension = true;
 };
 
 /// Lowers `program` to a kernel named `name` whose inputs come in
