@@ -91,6 +91,7 @@ struct Stats {
     /// Accepted 2-D designs (two space rows): simulated, and kernels executed
     /// with the second row on register slots / with gpu_threads on (lanes, warps).
     int simulated_2d = 0, executed_2d_slots = 0, executed_2d_warps = 0, refused_2d = 0;
+    int executed_2d_interleaved = 0;  ///< of executed_2d_slots: columns interleaved over the lanes
 };
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
@@ -326,6 +327,7 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
         const std::string cropped = test::run_cropped_against_reference(kernel, inputs, expected, 1);
         if (!cropped.empty()) return {label + ": kernel executor at run-time sizes", cropped};
         (warps ? stats.executed_2d_warps : stats.executed_2d_slots)++;
+        if (kernel.interleaved_rows > 0) stats.executed_2d_interleaved++;
     }
     return {};
 }
@@ -659,7 +661,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << " systems (" << s.constrained_well_defined << " well defined), " << s.constrained_cases << " validator cases, "
               << s.constrained_accepted << " linear designs accepted, " << s.constrained_executed << " kernels executed\n";
     std::cout << "  2-D arrays (two space rows, accepted): " << s.simulated_2d << " simulated, kernels executed: "
-              << s.executed_2d_slots << " with the second row on register slots, " << s.executed_2d_warps
+              << s.executed_2d_slots << " with the second row on register slots (" << s.executed_2d_interleaved
+              << " of them with columns interleaved over the lanes), " << s.executed_2d_warps
               << " on (lanes, warps); " << s.refused_2d << " refused by the lowering or the mapping\n";
     for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
