@@ -14,6 +14,7 @@
 #include "exec/Simulator.h"
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
+#include "CroppedRun.h"
 #include "TestUtil.h"
 
 using namespace pulse;
@@ -109,6 +110,49 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
         // Columns interleave over the lanes only where nothing moves between
         // PEs and a lane holds several: the lanes then read consecutive columns.
         CHECK(kernel.interleaved_rows == (c.broadcast == 2 && !c.warps && c.J > 32 ? c.I : 0));
+    }
+}
+
+TEST_CASE("interleaved columns: random widths past a warp equal a CPU product, the last block of lanes cut short", "[two_dimensional]") {
+    // Both operands broadcast, so nothing moves and a lane's columns are
+    // interleaved (column 32 c + lane); widths that leave some lanes a column
+    // fewer than others, and run-time row tiles one short of the spec's.
+    std::mt19937 rng(2711);
+    for (int draw = 0; draw < 8; draw++) {
+        const int J = std::uniform_int_distribution<int>(33, 250)(rng);
+        const int max_rows = (int)std::min<int64_t>(8, max_pes_per_lane_two_dimensional / ((J + 31) / 32));
+        const int I = std::uniform_int_distribution<int>(1, max_rows)(rng);
+        const int K = std::uniform_int_distribution<int>(1, 9)(rng);
+        const int IO = std::uniform_int_distribution<int>(1, 3)(rng);
+        const bool f64 = draw % 3 == 2;
+        INFO("J=" << J << " I=" << I << " K=" << K << " IO=" << IO << (f64 ? " FP64=1" : ""));
+        const ir::UreProgram program =
+            matmul_2d({{"J", J}, {"I", I}, {"K", K}, {"JO", 1}, {"IO", IO}, {"FP64", f64}, {"BROADCAST", 2}});
+        const Halide::Type type = f64 ? Halide::Float(64) : Halide::Float(32);
+        const int M = I * IO, N = J;
+        const Buffers inputs = random_operands(type, M, N, K, 100 + draw);
+        const Buffers expected = ir::realize(program, inputs);
+        for (int i = 0; i < M; i++) {
+            for (int j = 0; j < N; j++) {
+                double sum = 0;
+                for (int k = 0; k < K; k++) sum += test::at(inputs.at("a"), {k, i}) * test::at(inputs.at("bm"), {j, k});
+                CHECK(test::close(test::at(expected.at("Out"), {j, i}), sum, f64 ? 1e-12 : 1e-5));
+            }
+        }
+        const sys::SystolicProgram systolic = compile_to_systolic(program);
+        for (bool rolled : {false, true}) {
+            INFO((rolled ? "time loop rolled" : "time loop unrolled"));
+            KernelOptions options;
+            if (rolled) options.max_unrolled_steps = 0;
+            const kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"}, options);
+            CHECK(kernel.interleaved_rows == I);
+            CHECK(kernel.threads_in_use() == 32);
+            CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, expected.at("Out"))}}, 0) == "");
+            // At run time: every output one row tile and one column short.
+            kir::Kernel optimized = kernel;
+            optimize_kernel(optimized);
+            CHECK(test::run_cropped_against_reference(optimized, inputs, expected, 1) == "");
+        }
     }
 }
 
