@@ -272,6 +272,20 @@ private:
     std::string name;
     KernelOptions options;
     const bool interleave;
+    /// is_same_along_chain's answers: every slot of a step asks the same
+    /// question (the value over a symbolic PE), and its PE-by-PE proof costs
+    /// two simplifications per PE.
+    std::map<Expr, bool, IRDeepCompare> same_along_chain_answers;
+    bool same_along_chain(const Expr &root, int64_t dp, const Expr &copies_where) {
+        const Expr key = Call::make(Bool(), "same_along_chain", {root, copies_where, make_const(Int(64), dp)}, Call::PureExtern);
+        auto it = same_along_chain_answers.find(key);
+        if (it == same_along_chain_answers.end()) {
+            it = same_along_chain_answers
+                     .emplace(key, is_same_along_chain(root, program.space_var, dp, copies_where, program.pe_min, program.pe_count))
+                     .first;
+        }
+        return it->second;
+    }
     kir::Kernel kernel;
     LoopPlan plan;
     kir::NameGenerator names;  ///< the names of the kernel's lets, loops and register arrays
@@ -1093,8 +1107,7 @@ private:
                     const sys::Tap tap = chains[0];
                     std::optional<Expr> copies_where = copy_condition(generic, tap);
                     Expr from_source = copies_where ? simplify_exact(source_value(generic, tap)) : Expr();
-                    if (copies_where && is_same_along_chain(from_source, program.space_var, tap.dp, *copies_where, program.pe_min,
-                                                            program.pe_count)) {
+                    if (copies_where && same_along_chain(from_source, tap.dp, *copies_where)) {
                         // A copy chain of a value that is the same on every PE
                         // of the chain (a broadcast): each PE computes it in place.
                         result = lower_loads(resolve_earlier(simplify_exact(substitute(at[j], from_source)), j), in_domain(j));
