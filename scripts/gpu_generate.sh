@@ -21,6 +21,7 @@ examples=(
   "matvec matvec" "fir fir_stride2" "stencil stencil2d_5pt" "stencil stencil2d_9pt" "stencil stencil2d_25pt"
   "stencil stencil2d_star2" "stencil stencil3d_7pt" "stencil stencil3d_27pt" "stencil jacobi2d"
   "stencil jacobi3d" "trisolve trisolve_f64" "factor lu_f64" "matmul matmul_2d" "conv2d conv2d_2d"
+  "align align_sw" "align align_sw_i16" "align align_edit_distance"
 )
 for entry in "${examples[@]}"; do
   read -r program spec <<<"$entry"

@@ -9,7 +9,7 @@ set -euo pipefail
 build="${1:-build}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-PULSE_INTEL_TABLE="$work/table.tsv" "$build/test/test_intel" "intel: every spec*" > "$work/test.log" ||
+PULSE_INTEL_ALL_DEVICES=1 PULSE_INTEL_TABLE="$work/table.tsv" "$build/test/test_intel" "intel: every spec*" > "$work/test.log" ||
   { cat "$work/test.log"; exit 1; }
 for program in conv1d conv2d fir matmul matvec stencil; do
   for spec in $("$build/examples/$program" --list | awk '{print $1}'); do

@@ -2,7 +2,7 @@
 # Installs what Pulse needs from Debian's packages, if it is missing.
 # Idempotent and fast when everything is present.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libhalide14-0-dev libisl-dev libeigen3-dev catch2 python3-matplotlib
+packages=(cmake ninja-build ccache g++ pkg-config libhalide14-0-dev libisl-dev libeigen3-dev catch2 python3-matplotlib
           libclang-cpp14-dev libclang-14-dev
           # Intel's offline GPU compiler and the road of CM kernels to it (tools/IntelCompile.h, ctest -L intel)
           intel-opencl-icd libigc-tools llvm-spirv-14 intel-vc-intrinsics-dev clang-14 llvm-14 ocl-icd-opencl-dev)

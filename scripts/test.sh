@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 BUILD_DIR="${BUILD_DIR:-build}"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+source scripts/compiler_cache.sh
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${PULSE_COMPILER_CACHE[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 # The differential fuzzer of random systems above its ctest scale, its summary
 # in the log; ctest runs it again at its own scale below:
@@ -17,12 +18,24 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 #    (PULSE_FUZZ_SEED=N starts the draw elsewhere).
 # (The random transforms of the examples' systems run in ctest, at their own
 # scale: most of their time goes to kernels of arrays wider than a warp.)
-PULSE_RANDOM_SCALE=7 "$BUILD_DIR/test/test_random_systems"
+# It runs on one core, so it runs beside ctest (its log printed after).
+fuzz_log="$BUILD_DIR/random_systems_7x.log"
+PULSE_RANDOM_SCALE=7 "$BUILD_DIR/test/test_random_systems" > "$fuzz_log" 2>&1 &
+fuzz_pid=$!
 # Every other test; not the two cases of test_random_systems the run above
-# has just made at seven times their scale from the same first seed (its
-# ctest runs draw the first seventh of those systems and the same CM sample).
+# makes at seven times their scale from the same first seed (its ctest runs
+# draw the first seventh of those systems and the same CM sample).
+ctest_status=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure -LE gpu -j "$(nproc)" \
-  -E "^random URE systems: well-definedness|^a sample of accepted random systems runs on the CM emulation"
+  -E "^random URE systems: well-definedness|^a sample of accepted random systems runs on the CM emulation" || ctest_status=$?
+fuzz_status=0
+wait "$fuzz_pid" || fuzz_status=$?
+echo "== PULSE_RANDOM_SCALE=7 test_random_systems (exit status $fuzz_status) =="
+cat "$fuzz_log"
+if [[ $ctest_status != 0 || $fuzz_status != 0 ]]; then
+  echo "test: failed (ctest exit status $ctest_status, random systems at scale 7 exit status $fuzz_status)" >&2
+  exit 1
+fi
 # The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (PULSE_SANITIZE=0 leaves them out, e.g. for a quick local run).
 if [[ "${PULSE_SANITIZE:-1}" != 0 ]]; then

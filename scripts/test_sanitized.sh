@@ -11,7 +11,9 @@ scripts/setup.sh
 BUILD_DIR="${BUILD_DIR:-build-asan}"
 # Release: the tests and examples, compiled plain, need no debug information;
 # the instrumented library has its own -g (line numbers in the reports).
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPULSE_SANITIZE=ON
+# The tests and examples compile as in the plain build: ccache gives back its objects.
+source scripts/compiler_cache.sh
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPULSE_SANITIZE=ON "${PULSE_COMPILER_CACHE[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # Left to the plain build of scripts/test.sh: the install test (label install)

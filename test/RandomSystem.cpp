@@ -743,6 +743,29 @@ System draw_system(std::mt19937 &rng) {
         }
         s.outputs.push_back(out);
     }
+    // A reduction output (a quarter of the systems), from a generator of its
+    // own: the rest draw as they did before it.
+    std::mt19937 fold(peek() ^ 0xc2b2ae35u);
+    if (chance(fold, 0.25)) {
+        const Halide::Type t = s.recurrences[s.outputs[0].recurrence].type;
+        std::vector<ir::ReduceOp> ops;
+        for (ir::ReduceOp op : {ir::ReduceOp::Add, ir::ReduceOp::Mul, ir::ReduceOp::Min, ir::ReduceOp::Max, ir::ReduceOp::And,
+                                ir::ReduceOp::Or}) {
+            if (ir::reduce_refusal(op, t).empty()) ops.push_back(op);
+        }
+        Output &out = s.outputs[0];
+        out.reduce = (int)ops[uniform(fold, 0, (int64_t)ops.size() - 1)];
+        // One loop kept, most often the outermost (outside the array where a
+        // transform leaves it out, so the GPU mapping lowers the reduction).
+        if (loops >= 2) {
+            const size_t keep = chance(fold, 0.7) ? loops - 1 : (size_t)uniform(fold, 0, (int64_t)loops - 1);
+            out.kept.assign(loops, false);
+            out.kept[keep] = true;
+            out.at.clear();
+            for (size_t l = 0; l < loops; l++)
+                if (l != keep) out.at.push_back(chance(fold, 0.7) ? max_of(s, l) : s.mins[l] + uniform(fold, 0, s.extents[l] - 1));
+        }
+    }
     // An affine domain (a third of the systems).
     if (loops >= 2 && chance(domain, 0.45)) draw_constraints(domain, s);
     // Extreme input values (class g).
@@ -861,7 +884,23 @@ struct OutputCode {
     std::vector<Expr> args;
     std::string args_text;
     Code value;
+    Halide::Type type;
+    /// A reduction's initial value (3, or true).
+    Code initial() const {
+        if (type.is_bool()) return {Halide::Internal::const_true(), "true"};
+        return {Halide::Internal::make_const(type, 3), "cast(" + type_text(type) + ", 3)"};
+    }
 };
+
+/// `Out(args) = op(Out(args), value)` as text.
+std::string reduction_text(const std::string &name, const OutputCode &oc, ir::ReduceOp op) {
+    const std::string self = name + "(" + oc.args_text + ")";
+    switch (op) {
+    case ir::ReduceOp::Min: return "min(" + self + ", " + oc.value.s + ")";
+    case ir::ReduceOp::Max: return "max(" + self + ", " + oc.value.s + ")";
+    default: return self + " " + ir::to_string(op) + " " + oc.value.s;
+    }
+}
 
 OutputCode output_code(const Builder &b, const Output &out) {
     const System &s = b.system;
@@ -880,11 +919,12 @@ OutputCode output_code(const Builder &b, const Output &out) {
             kept.push_back(b.vars[l].name());
             continue;
         }
-        Code c = comparison(at == 0 && out.at_or_above ? ">=" : "==", Code{Expr(b.vars[l]), b.vars[l].name()}, out.at[at]);
+        Code c = comparison(at == 0 && out.at_or_above ? ">=" : out.reduce >= 0 ? "<=" : "==", Code{Expr(b.vars[l]), b.vars[l].name()}, out.at[at]);
         condition = condition.e.defined() ? binary('&', condition, c) : c;
         at++;
     }
     oc.args_text = b.args_text(kept);
+    oc.type = s.recurrences[out.recurrence].type;
     oc.value = condition.e.defined()
                    ? Code{pulse::select(condition.e, value.e), "select(" + condition.s + ", " + value.s + ")"}
                    : value;
@@ -912,7 +952,12 @@ ir::UreProgram build_system(const System &system, const Transform &transform) {
     for (size_t o = 0; o < system.outputs.size(); o++) {
         outs.emplace_back(Place::Device, output_name(o));
         OutputCode oc = output_code(b, system.outputs[o]);
-        outs.back()(oc.args) = oc.value.e;
+        if (system.outputs[o].reduce >= 0) {
+            outs.back()(oc.args) = oc.initial().e;
+            outs.back()(oc.args) = ir::reduce_combine((ir::ReduceOp)system.outputs[o].reduce, outs.back()(oc.args), oc.value.e);
+        } else {
+            outs.back()(oc.args) = oc.value.e;
+        }
         merged.push_back(outs.back());
     }
     b.recs[0].merge_ures(merged);
@@ -956,6 +1001,11 @@ std::string system_cpp(const System &system, const Transform &transform) {
     }
     for (size_t o = 0; o < system.outputs.size(); o++) {
         OutputCode oc = output_code(b, system.outputs[o]);
+        if (system.outputs[o].reduce >= 0) {
+            out << output_name(o) << "(" << oc.args_text << ") = " << oc.initial().s << ";\n";
+            out << output_name(o) << "(" << oc.args_text << ") = " << reduction_text(output_name(o), oc, (ir::ReduceOp)system.outputs[o].reduce) << ";\n";
+            continue;
+        }
         out << output_name(o) << "(" << oc.args_text << ") = " << oc.value.s << ";\n";
     }
     std::vector<std::string> merged;

@@ -74,6 +74,10 @@ struct Output {
     std::vector<bool> kept;   ///< per loop
     std::vector<int64_t> at;  ///< per dropped loop: the value it is written at
     bool at_or_above = false; ///< `>=` instead of `==` on the first dropped loop (written several times)
+    /// A reduction output (an ir::ReduceOp; -1: a plain output): `Out(kept)
+    /// = 3; Out(kept) = op(Out(kept), select(dropped <= at, ...))`, folding
+    /// every point up to `at` on the dropped loops.
+    int reduce = -1;
 };
 
 /// A condition of an affine domain (F.where): `sum coefficient[l] * loop l <= bound`.

@@ -101,8 +101,15 @@ const std::set<std::string> known_to_spill = {"conv2d_os",      "conv2d_ssam",  
                                               "stencil2d_25pt", "stencil3d_7pt",  "stencil3d_27pt",
                                               "trisolve"};
 
-TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compiler for kbl, tgllp, dg2 and pvc", "[.intel]") {
+// Every spec for kbl (Gen9, the CM target's generation) and pvc (Xe-HPC,
+// sub-groups of 16 or 32), and every third spec also for tgllp and dg2:
+// Intel's compiler takes a second or more per kernel and device, the test's
+// time. PULSE_INTEL_ALL_DEVICES=1 compiles every spec for all four
+// (scripts/intel_resources.sh, which tabulates them).
+TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compiler for kbl and pvc (every third for tgllp and dg2 too)", "[.intel]") {
     REQUIRE(missing_intel_tools(true).empty());
+    const bool all_devices = std::getenv("PULSE_INTEL_ALL_DEVICES") != nullptr;
+    int spec_index = 0;
     std::ofstream table;
     if (const char *path = std::getenv("PULSE_INTEL_TABLE")) {
         table.open(path);
@@ -125,6 +132,8 @@ TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compil
             refused++;
             continue;
         }
+        const std::vector<std::string> devices =
+            all_devices || spec_index++ % 3 == 0 ? intel_devices() : std::vector<std::string>{"kbl", "pvc"};
         const std::filesystem::path spec_dir = dir / name;
         write_files(spec_dir.string(), print_opencl(kernel, program.source, input_order(spec)));
         write_files(spec_dir.string(), {{name + "_genx.cpp", print_cm_kernel(kernel, Target::cm_gen9())}});
@@ -137,9 +146,9 @@ TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compil
         CHECK(host_compiles);
         for (const std::string &backend : {"cm", "opencl"}) {
             const std::vector<IntelBuild> builds =
-                backend == std::string("cm") ? compile_cm_for_intel((spec_dir / (name + "_genx.cpp")).string(), intel_devices())
-                                             : compile_opencl_for_intel((spec_dir / (name + ".cl")).string(), intel_devices());
-            REQUIRE(builds.size() == intel_devices().size());
+                backend == std::string("cm") ? compile_cm_for_intel((spec_dir / (name + "_genx.cpp")).string(), devices)
+                                             : compile_opencl_for_intel((spec_dir / (name + ".cl")).string(), devices);
+            REQUIRE(builds.size() == devices.size());
             for (const IntelBuild &b : builds) {
                 INFO(backend << " " << b.device << "\n" << b.log);
                 CHECK(b.compiled);
@@ -154,7 +163,7 @@ TEST_CASE("intel: every spec's CM and OpenCL kernels compile with Intel's compil
             }
         }
     }
-    CHECK(compiled >= 2 * 4 * 15);
+    CHECK(compiled >= 2 * 2 * 15);
     std::cout << "intel: " << compiled << " device binaries; " << refused << " spec(s) refused by Pulse for Intel GPUs\n";
 }
 

@@ -92,6 +92,9 @@ struct Stats {
     /// with the second row on register slots / with gpu_threads on (lanes, warps).
     int simulated_2d = 0, executed_2d_slots = 0, executed_2d_warps = 0, refused_2d = 0;
     int executed_2d_interleaved = 0;  ///< of executed_2d_slots: columns interleaved over the lanes
+    /// Systems with a reduction output (Output::reduce), kernels with one
+    /// executed, and kernels the mapping refused for one (indexed by a loop of the array).
+    int reduction_systems = 0, reduction_executed = 0, reduction_refused = 0;
 };
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
@@ -423,6 +426,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                     stats.broadcasts_missed++;
                 }
                 stats.kernel_refused++;
+                stats.reduction_refused += e.refusal == Refusal::ReductionNotLowered;
                 stats.refusals[to_string(e.refusal)]++;
                 continue;
             }
@@ -455,6 +459,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                 stats.executed_cropped++;
             }
             stats.executed++;
+            stats.reduction_executed += system.outputs[0].reduce >= 0;
             stats.constrained_executed += constrained;
             stats.several_per_lane += kernel.pes_per_lane > 1;
             stats.executed_by[mapping][is_rolled]++;
@@ -566,6 +571,7 @@ Run run_fuzzer() {
         std::ostringstream type;
         type << system.type;
         stats.types[type.str()]++;
+        stats.reduction_systems += system.outputs[0].reduce >= 0;
         if (!system.constraints.empty()) {
             // An affine domain: some points of the box, not all (counted).
             const int64_t points = domain_points(system);
@@ -664,6 +670,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << s.executed_2d_slots << " with the second row on register slots (" << s.executed_2d_interleaved
               << " of them with columns interleaved over the lanes), " << s.executed_2d_warps
               << " on (lanes, warps); " << s.refused_2d << " refused by the lowering or the mapping\n";
+    std::cout << "  reduction outputs (Out = 3; Out = op(Out, ...)): " << s.reduction_systems << " systems, "
+              << s.reduction_executed << " kernels executed, " << s.reduction_refused
+              << " refused by the mapping (indexed by a loop of the array)\n";
     for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
     REQUIRE(s.failures == 0);
@@ -671,7 +680,7 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
     if (!std::getenv("PULSE_FUZZ_SYSTEMS")) {
         CHECK(s.ill_defined > 0);
         CHECK(s.simulated > 0);
-        CHECK(s.executed >= 2 * s.simulated * 9 / 10);
+        CHECK(s.executed + s.reduction_refused >= 2 * s.simulated * 9 / 10);
         for (Verdict v : {Verdict::Accept, Verdict::Processor, Verdict::Data, Verdict::CrossesInstances}) {
             INFO(verdict_name(v));
             CHECK(s.by_verdict.count(v));
@@ -696,6 +705,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         // Affine domains are drawn and run (not skipped).
         CHECK(s.constrained > 0);
         CHECK(s.constrained_executed > 0);
+        // Reduction outputs are drawn and run.
+        CHECK(s.reduction_systems > 0);
+        CHECK(s.reduction_executed > 0);
     }
 }
 

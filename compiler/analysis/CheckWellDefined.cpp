@@ -57,7 +57,11 @@ void check_well_defined(const ir::UreProgram &program) {
 
         for (const ir::Ure *u : program.outputs()) {
             const isl_model::ConditionSet &written = defined.at(u->name);
-            if (!written.exact) continue;
+            // A reduction's element is written once, by its instance, whether
+            // or not any point contributes to it (then it keeps its initial
+            // value): every point of the domain maps to one.
+            if (!written.exact && !u->reduction) continue;
+            const isl::set &writers = u->reduction ? domain : written.set;
             std::vector<Halide::Expr> index = u->output_index();
             isl_map *map = nullptr;
             bool affine = true;
@@ -74,9 +78,9 @@ void check_well_defined(const ir::UreProgram &program) {
                 if (map) isl_map_free(map);
                 continue;
             }
-            isl::map writes = isl::manage(isl_map_intersect_domain(map, written.set.copy()));
-            isl::map twice = isl_model::collisions(writes);
-            if (!twice.is_empty()) {
+            isl::map writes = isl::manage(isl_map_intersect_domain(map, writers.copy()));
+            isl::map twice = u->reduction ? isl::map() : isl_model::collisions(writes);
+            if (!u->reduction && !twice.is_empty()) {
                 auto [x, y] = isl_model::first_collision(twice);
                 refuse(Refusal::NotWellDefined, u->name, program.name, " is not well defined: output ", u->name, " is written twice, at ",
                               point_text(program, x), " and at ", point_text(program, y),
@@ -110,8 +114,9 @@ void check_well_defined(const ir::UreProgram &program) {
                 std::ostringstream at;
                 for (size_t i = 0; i < element.size(); i++) at << (i ? ", " : "") << element[i];
                 refuse(Refusal::NotWellDefined, u->name, program.name, " is not well defined: element ", u->name, "(", at.str(),
-                              ") of its box is never written (no point of the domain where ", u->name,
-                              " is defined maps there): widen its select, or index it so that every element is written");
+                              u->reduction ? ") of its box is never written (no point of the domain maps there): index it so that every element is written"
+                                           : ") of its box is never written (no point of the domain where " + u->name +
+                                                 " is defined maps there): widen its select, or index it so that every element is written");
             }
         }
     } catch (const isl::exception &e) {

@@ -1,6 +1,7 @@
 #include "codegen/CodeGenC.h"
 
 #include <iomanip>
+#include <cmath>
 #include <sstream>
 
 extern const char *const pulse_scalar_semantics_header_text;  // pulse/ScalarSemantics.h (EmbedFile.cmake)
@@ -37,6 +38,11 @@ public:
             return std::to_string(op->value) + (t.bits() > 32 ? "ull" : "u");
         }
         if (const FloatImm *op = e.as<FloatImm>()) {
+            // NaN and the infinities have no literal in C: a quotient every
+            // C, C++, CUDA and CM compiler folds (a reduction's identity is NaN).
+            const std::string suffix = t.bits() == 32 ? "f" : "";
+            if (std::isnan(op->value)) return "(0.0" + suffix + " / 0.0" + suffix + ")";
+            if (std::isinf(op->value)) return std::string(op->value < 0 ? "(-1.0" : "(1.0") + suffix + " / 0.0" + suffix + ")";
             std::ostringstream s;
             s << std::setprecision(t.bits() == 32 ? 9 : 17) << std::showpoint << op->value;
             std::string text = s.str();

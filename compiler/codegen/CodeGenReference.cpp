@@ -267,6 +267,12 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
         if (!u.is_output) {
             out << "    std::vector<" << c_type(u.type) << "> " << u.name << "_values(" << points << (crossed ? " * instances" : "") << ");\n";
         }
+        if (u.reduction) {
+            // Which elements of a reduction have their initial value yet.
+            out << "    std::vector<unsigned char> " << u.name << "_reached(1";
+            for (size_t d = 0; d < u.output_index().size(); d++) out << " * " << u.name << "_extent" << d;
+            out << ");\n";
+        }
     }
     // Loops: the run-time loop outermost, then the reference nesting.
     std::vector<std::string> coord(n);
@@ -317,6 +323,23 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
         // The element the output's (affine) index names, in its box.
         std::vector<std::string> index;
         for (const Expr &e : u.output_index()) index.push_back(print_c_expr(e, hooks));
+        if (u.reduction) {
+            // The first point that reaches an element sets its initial value;
+            // each point where the value is defined combines into it.
+            const std::string element = u.name + "_element", acc = u.name + "_accumulator";
+            const Expr combined = ir::reduce_combine(u.reduction->op, Variable::make(u.type, acc), Variable::make(u.type, u.name + "_value"));
+            out << indent << "{\n"
+                << indent << "    const int64_t " << element << " = " << dense_offset_text(u.name, index, "(int64_t)") << ";\n"
+                << indent << "    if (!" << u.name << "_reached[" << element << "]) " << u.name << "_reached[" << element << "] = 1, "
+                << u.name << "[" << element << "] = " << print_c_expr(u.reduction->initial, hooks) << ";\n"
+                << indent << "    if (" << print_c_expr(defined, hooks) << ") {\n"
+                << indent << "        const " << c_type(u.type) << " " << u.name << "_value = " << v << ";\n"
+                << indent << "        " << c_type(u.type) << " &" << acc << " = " << u.name << "[" << element << "];\n"
+                << indent << "        " << acc << " = " << print_c_expr(combined, hooks) << ";\n"
+                << indent << "    }\n"
+                << indent << "}\n";
+            continue;
+        }
         out << indent << "if (" << print_c_expr(defined, hooks) << ") " << u.name << "[" << dense_offset_text(u.name, index, "(int64_t)")
             << "] = " << v << ";\n";
     }

@@ -1,5 +1,9 @@
 #include "exec/Interpreter.h"
 
+#include <optional>
+
+#include "exec/Reduce.h"
+
 #include "ir/Affine.h"
 
 #include <sstream>
@@ -103,6 +107,15 @@ public:
             out_forms.push_back(forms);
             out_boxes.push_back(box);
         }
+        // Reduction outputs: each element starts at its initial value, set by
+        // the first point that reaches it, and each point where the value is
+        // defined combines into it.
+        std::vector<std::optional<ReduceCombiner>> combine;
+        std::vector<Closure> initial;
+        for (const Ure *u : outs) {
+            combine.push_back(u->reduction ? std::optional<ReduceCombiner>(ReduceCombiner(u->reduction->op, u->type)) : std::nullopt);
+            initial.push_back(u->reduction ? compile_initial_value(program, *u) : Closure());
+        }
         std::vector<int> out_coords;
         for (int64_t count = 0; count < total; count++) {
             if (progress && count % 65536 == 0) progress(count, total);
@@ -129,7 +142,8 @@ public:
                     continue;
                 }
                 size_t o = out_i++;
-                if (state.undefined) continue;
+                const bool contributes = !state.undefined;
+                if (state.undefined && !u.reduction) continue;
                 const std::vector<AffineForm> &forms = out_forms[o];
                 out_coords.resize(forms.size());
                 int64_t element = 0, stride = 1;
@@ -138,6 +152,14 @@ public:
                     out_coords[d] = (int)c;
                     element += (c - out_boxes[o][d].first) * stride;
                     stride *= out_boxes[o][d].second - out_boxes[o][d].first + 1;
+                }
+                if (u.reduction) {
+                    if (writer[o][element] < 0) {
+                        writer[o][element] = index;
+                        store_element(out_buffers[o], out_coords, initial[o](state));
+                    }
+                    if (contributes) store_element(out_buffers[o], out_coords, (*combine[o])(load_element(out_buffers[o], out_coords), v));
+                    continue;
                 }
                 if (writer[o][element] >= 0) {
                     std::vector<int64_t> other = decode(writer[o][element]);

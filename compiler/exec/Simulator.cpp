@@ -8,6 +8,7 @@
 
 #include "ir/Affine.h"
 #include "exec/ExprCompiler.h"
+#include "exec/Reduce.h"
 #include "exec/InputRegions.h"
 
 namespace pulse {
@@ -43,6 +44,9 @@ struct CompiledStatement {
     const sys::Statement *statement = nullptr;
     Closure value;
     std::vector<Closure> output_index;
+    /// A reduction output: its operator and initial value.
+    std::optional<ReduceCombiner> combine;
+    Closure initial;
     std::vector<sys::Tap> taps;
     std::vector<int> tap_variable;  ///< index into the program's variables, per tap
     int variable = -1;              ///< the variable it writes; -1 for an output
@@ -197,6 +201,10 @@ private:
         ExprCompilerHooks h = hooks();
         c.value = compile_expr(value, h);
         for (const Expr &e : s.output_index) c.output_index.push_back(compile_expr(e, h));
+        if (s.reduction) {
+            c.combine.emplace(s.reduction->op, s.type);
+            c.initial = compile_expr(s.reduction->initial, h);
+        }
         c.variable = s.is_output ? -1 : variable_index(s.ure);
         bool up = false, down = false;
         for (const sys::Tap &t : c.taps) {
@@ -245,7 +253,9 @@ private:
             slot = v;
             return;
         }
-        if (!active[lane] || state.undefined) return;
+        // A reduction's element starts at its initial value at the first
+        // point that reaches it, defined there or not.
+        if (!active[lane] || (state.undefined && !c.combine)) return;
         size_t o = output_of(c);
         std::vector<int> index(c.output_index.size());
         int64_t element = 0, stride = 1;
@@ -258,6 +268,12 @@ private:
             }
             element += (index[d] - dim.min) * stride;
             stride *= dim.extent;
+        }
+        if (c.combine) {
+            if (!written[o][element]) store_element(outputs[o], index, c.initial(state));
+            written[o][element] = 1;
+            if (!state.undefined) store_element(outputs[o], index, (*c.combine)(load_element(outputs[o], index), v));
+            return;
         }
         if (written[o][element]) {
             evaluation_error("simulate ", p.source.name, ": output ", c.statement->ure, ir::element_text(index),

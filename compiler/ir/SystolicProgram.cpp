@@ -189,7 +189,12 @@ void print(std::ostream &out, const SystolicProgram &p) {
         if (s.is_output) {
             out << indent << (p.check_time ? "" : "if active: ") << s.ure << "(";
             for (size_t i = 0; i < s.output_index.size(); i++) out << (i ? ", " : "") << expr_text(p, s.output_index[i]);
-            out << ") = " << expr_text(p, s.value) << "\n";
+            if (s.reduction) {
+                out << ") = " << to_string(s.reduction->op) << "(that, " << expr_text(p, s.value) << ")  // initially "
+                    << expr_text(p, s.reduction->initial) << "\n";
+            } else {
+                out << ") = " << expr_text(p, s.value) << "\n";
+            }
         } else {
             out << indent << s.ure << "[" << p.space_var << ", " << p.time_var << "] = " << expr_text(p, s.value) << "\n";
         }

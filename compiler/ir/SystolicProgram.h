@@ -83,6 +83,10 @@ struct Statement {
     /// For outputs: the element stored, one index per output argument, over
     /// the space, time and instance variables.
     std::vector<Halide::Expr> output_index;
+    /// For reduction outputs: the operator, and the initial value over the
+    /// same variables; `value` is what each active PE step contributes
+    /// where it is defined.
+    std::optional<ir::Reduction> reduction;
 };
 
 /// A read of an input, as a function of the space, time and instance variables.

@@ -1,6 +1,7 @@
 #include "ir/UreProgram.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "ir/ReferenceOrder.h"
 #include "ir/ExactSimplify.h"
@@ -159,6 +160,62 @@ Expr UreProgram::domain_condition() const {
     return simplify_exact(all);
 }
 
+const char *to_string(ReduceOp op) {
+    switch (op) {
+    case ReduceOp::Add: return "+";
+    case ReduceOp::Mul: return "*";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::And: return "&&";
+    case ReduceOp::Or: return "||";
+    }
+    return "?";
+}
+
+Expr reduce_combine(ReduceOp op, const Expr &a, const Expr &b) {
+    switch (op) {
+    case ReduceOp::Add: return a + b;
+    case ReduceOp::Mul: return a * b;
+    case ReduceOp::Min: return Halide::min(a, b);
+    case ReduceOp::Max: return Halide::max(a, b);
+    case ReduceOp::And: return a && b;
+    case ReduceOp::Or: return a || b;
+    }
+    return Expr();
+}
+
+Expr reduce_identity(ReduceOp op, Halide::Type type) {
+    switch (op) {
+    case ReduceOp::Add: return make_zero(type);
+    case ReduceOp::Mul: return make_one(type);
+    case ReduceOp::Min:
+        // Under the scalar semantics min(NaN, x) = x: NaN is min's identity.
+        return type.is_float() ? make_const(type, std::numeric_limits<double>::quiet_NaN()) : type.max();
+    case ReduceOp::Max: return type.is_float() ? make_const(type, std::numeric_limits<double>::quiet_NaN()) : type.min();
+    case ReduceOp::And: return const_true();
+    case ReduceOp::Or: return const_false();
+    }
+    return Expr();
+}
+
+std::string reduce_refusal(ReduceOp op, Halide::Type type) {
+    const bool logical = op == ReduceOp::And || op == ReduceOp::Or;
+    if (type.is_float() && (op == ReduceOp::Add || op == ReduceOp::Mul)) {
+        return std::string("a float ") + (op == ReduceOp::Add ? "sum" : "product") +
+               " depends on the order of its operands, which differs between the evaluators and the GPU's lanes; reduce an "
+               "integer type, or use min or max";
+    }
+    if (logical && !type.is_bool()) {
+        std::ostringstream why;
+        why << "'" << to_string(op) << "' takes bools; reduce " << type << " with max, min, + or *";
+        return why.str();
+    }
+    if (!logical && type.is_bool() && (op == ReduceOp::Add || op == ReduceOp::Mul)) {
+        return std::string("'") + to_string(op) + "' of bools is not a reduction Pulse has; use && (all), || (any), min or max";
+    }
+    return "";
+}
+
 std::vector<Expr> Ure::output_index() const {
     if (!index.empty()) return index;
     std::vector<Expr> vars;
@@ -252,6 +309,12 @@ void print(std::ostream &out, const UreProgram &p) {
     for (const InputDecl &in : p.inputs) out << "  " << in.name << " (" << in.type << ", " << in.dimensions << "-D)";
     out << "\n";
     for (const Ure &u : p.ures) {
+        if (u.reduction) {
+            out << "  output " << u.lhs_text() << " = " << to_source(u.reduction->initial) << "; " << u.lhs_text() << " = "
+                << to_source(reduce_combine(u.reduction->op, make_recurrence_call(u.type, u.name, u.output_index()), u.value))
+                << "    [" << u.type << ", " << to_string(u.place) << ", reduction]\n";
+            continue;
+        }
         out << "  " << (u.is_output ? "output " : "") << u.lhs_text() << " = "
             << to_source(u.value) << "    [" << u.type << ", " << to_string(u.place) << "]\n";
     }

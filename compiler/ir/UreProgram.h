@@ -36,6 +36,34 @@ struct InputDecl {
     int dimensions = 0;
 };
 
+/// The operator of a reduction output. Only operators whose result is the
+/// same in every order of the operands (exactly associative and commutative
+/// under the scalar semantics) are reductions, so every evaluator and target
+/// may combine in its own order and still agree bit for bit: min and max of
+/// any type, + and * of integers (wrapping), && and || of bools.
+enum class ReduceOp { Add, Mul, Min, Max, And, Or };
+const char *to_string(ReduceOp op);
+/// `op(a, b)` as an expression (`max(a, b)`, `a + b`, `a && b`, ...).
+Halide::Expr reduce_combine(ReduceOp op, const Halide::Expr &a, const Halide::Expr &b);
+/// The value `e` with op(e, x) = x for every x of type `type`: 0 for +, 1 for
+/// *, the type's largest value for integer min and smallest for max, NaN for
+/// float min and max (a NaN operand is ignored), true for &&, false for ||.
+Halide::Expr reduce_identity(ReduceOp op, Halide::Type type);
+/// Why `op` is not a reduction of `type` ("" if it is): a float sum or
+/// product depends on the order of its operands; && and || take bools.
+std::string reduce_refusal(ReduceOp op, Halide::Type type);
+
+/// An output defined by an update over the loops it is not indexed by
+/// (Halide's update definition): `Best(b) = 0; Best(b) = max(Best(b), H(i, j, b));`.
+/// Element e holds op(initial(e), value at every point of the domain that
+/// maps to e and where value is defined).
+struct Reduction {
+    ReduceOp op = ReduceOp::Max;
+    /// The pure definition: the element's value before any point, over the
+    /// output's arguments only.
+    Halide::Expr initial;
+};
+
 /// One equation of the merged loop nest, in merge order.
 /// A recurrence Func is defined over all loops of the nest; an output Func
 /// (like `Out(c)`) over a subset of them, and stores into an output buffer.
@@ -53,6 +81,9 @@ struct Ure {
     /// The left-hand side as written: `Z(c, q)`, `Out(c, b)` or `Out((b*16) + c)`.
     std::string lhs_text() const;
     Place place = Place::Host;
+    /// For a reduction output: its operator and initial value; `value` is
+    /// the operand each point contributes.
+    std::optional<Reduction> reduction;
 };
 
 /// A recurrence call `V(x - d)` inside the definition of `U(x)`.

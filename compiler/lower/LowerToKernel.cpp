@@ -239,7 +239,8 @@ public:
         kernel.grid_sync = source.schedule.gpu_grid_sync;
         if (kernel.grid_sync) kernel.warps_per_block = 1;
         // The marker tells later passes where one array instance's straight-line code starts.
-        Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, instance_body());
+        plan_reductions();
+        Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, with_reductions(instance_body()));
         // Per-thread serial loops, innermost built first.
         for (size_t i = plan.sequential.size(); i-- > 0;) {
             const SequentialLoop &l = plan.sequential[i];
@@ -859,6 +860,7 @@ private:
         }
         for (size_t i = 0; i < copies.size(); i++) copies[i].index = (int64_t)i;
         copy_count = (int64_t)copies.size();
+        instance_copies = copies;
         plan_grid_exchanges();
         // gpu_grid_sync: the instances wait for each other after every step,
         // so what a step wrote is there for the next; after the last too when
@@ -885,6 +887,7 @@ private:
                 if (value.defined()) c.values[var] = simplify_exact(substitute(c.values, value));
             }
         }
+        instance_copies = copies;
         if (!period) {
             std::vector<Item> items;
             for (int64_t t = program.time_min; t <= program.time_max; t++) {
@@ -932,6 +935,76 @@ private:
             if (v.history == 0) continue;
             body = Allocate::make(carry_name(v.name), v.type, Halide::MemoryType::Register,
                                   {make_const(Int(32), copy_count * kernel.pes_per_lane * v.history)}, const_true(), body);
+        }
+        return body;
+    }
+
+    // ---- reduction outputs ----------------------------------------------------
+
+    /// Reduction output -> its register array: one accumulator per unrolled
+    /// copy (each copy is an instance of its own), combined over the copy's slots.
+    std::map<std::string, std::string> accumulators;
+    std::vector<Copy> instance_copies;
+
+    /// Names each reduction's accumulator; refuses what is not lowered: an
+    /// element that depends on the array's loops (PEs would share it across
+    /// steps and lanes) or an array over several warps.
+    void plan_reductions() {
+        const std::vector<std::string> &array = source.schedule.transform->source_loops;
+        for (const sys::Statement &st : program.statements) {
+            if (!st.reduction) continue;
+            const ir::Ure &u = source.ure(st.ure);
+            for (const std::string &a : u.args) {
+                if (std::find(array.begin(), array.end(), a) != array.end()) {
+                    refuse(Refusal::ReductionNotLowered, u.name, "kernel ", name, ": reduction output ", u.lhs_text(), " is indexed by '", a,
+                           "', a loop of the array; a reduction is lowered where each array instance reduces into its own elements: "
+                           "index it by loops outside the array only (reduce over every loop of the space-time transform)");
+                }
+            }
+            if (kernel.warps_per_array > 1) {
+                refuse(Refusal::ReductionNotLowered, u.name, "kernel ", name, ": reduction output ", u.name, " on an array of ", kernel.warps_per_array,
+                       " warps: reductions are lowered on arrays of one warp; drop gpu_threads or keep the array within 32 threads");
+            }
+            accumulators[st.ure] = names.fresh(st.ure, "reduce");
+        }
+    }
+
+    /// The instance's steps between the accumulators' identities and each
+    /// copy's reduction over the lanes (a tree of shuffles down, lanes past
+    /// the array's threads adding the identity), which lane 0 combines with
+    /// the element's initial value and stores.
+    Stmt with_reductions(const Stmt &steps) {
+        if (accumulators.empty()) return steps;
+        std::vector<Stmt> first, last;
+        const Expr lane = Variable::make(Int(32), kir::lane_var);
+        const int64_t threads = kernel.threads_in_use();
+        int64_t span = 1;
+        while (span < threads) span *= 2;
+        for (const sys::Statement &st : program.statements) {
+            if (!st.reduction) continue;
+            const std::string &acc = accumulators.at(st.ure);
+            const Expr identity = ir::reduce_identity(st.reduction->op, st.type);
+            for (const Copy &c : instance_copies) {
+                first.push_back(kir::register_store(acc, identity, (int)c.index));
+                std::vector<Item> items;
+                Expr total = kir::register_load(st.type, acc, (int)c.index);
+                for (int64_t d = span / 2; d >= 1; d /= 2) {
+                    const std::string moved = names.fresh(acc + c.tag, "down", d), sum = names.fresh(acc + c.tag, "tree", d);
+                    items.push_back({moved, kir::shuffle(kir::intrinsic::shfl_down, total, make_const(Int(32), d)), Stmt()});
+                    Expr from = select(lane + (int)d < (int)threads, Variable::make(st.type, moved), identity);
+                    items.push_back({sum, ir::reduce_combine(st.reduction->op, total, from), Stmt()});
+                    total = Variable::make(st.type, sum);
+                }
+                std::vector<Expr> coords;
+                for (const Expr &i : st.output_index) coords.push_back(simplify_exact(substitute(c.values, i)));
+                const Expr value = ir::reduce_combine(st.reduction->op, simplify_exact(substitute(c.values, st.reduction->initial)), total);
+                const Stmt store = kir::store(st.ure, kir::in_bounds(buffer(st.ure), coords), value, coords);
+                last.push_back(build(items, IfThenElse::make(lane == 0, store)));
+            }
+        }
+        Stmt body = Block::make(Block::make(first), Block::make({steps, Block::make(last)}));
+        for (const sys::Statement &st : program.statements) {
+            if (st.reduction) body = kir::allocate_registers(accumulators.at(st.ure), st.type, (int)copy_count, body);
         }
         return body;
     }
@@ -1066,6 +1139,15 @@ private:
         for (const sys::Statement &st : program.statements) {
             for (int64_t j = 0; j < slots; j++) {
                 Expr value = simplify_exact(substitute(at[j], st.value));
+                if (st.reduction) {
+                    // acc = op(acc, value) where this PE runs a point where the value is defined.
+                    const std::string &acc = accumulators.at(st.ure);
+                    Expr contribution = lower_loads(resolve_earlier(drop_undefined_branches(value), j), in_domain(j));
+                    Expr combined = ir::reduce_combine(st.reduction->op, kir::register_load(st.type, acc, (int)copy.index), contribution);
+                    Expr cond = simplify_exact(active(j) && ir::defined_condition(value));
+                    step.push_back({"", Expr(), IfThenElse::make(cond, kir::register_store(acc, combined, (int)copy.index))});
+                    continue;
+                }
                 if (st.is_output) {
                     Expr defined = ir::defined_condition(value);
                     Expr stored = lower_loads(resolve_earlier(drop_undefined_branches(value), j), in_domain(j));

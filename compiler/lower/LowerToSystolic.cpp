@@ -350,6 +350,7 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
         if (u.is_output) {
             for (const Expr &e : u.output_index()) s.output_index.push_back(rewrite(e));
         }
+        if (u.reduction) s.reduction = ir::Reduction{u.reduction->op, rewrite(u.reduction->initial)};
         p.statements.push_back(s);
     }
     inline_same_step_reads(p);

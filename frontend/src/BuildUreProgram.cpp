@@ -167,6 +167,7 @@ ir::UreProgram Func::lower() const {
         u.value = f->value;
         u.is_output = !f->declared;
         u.index = f->index;
+        u.reduction = f->reduction;
         u.place = f->place;
         p.ures.push_back(u);
     }

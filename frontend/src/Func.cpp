@@ -2,6 +2,8 @@
 // primitives. Each primitive checks its arguments when it is called, so a
 // misuse is reported at the line that made it.
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include "FuncContents.h"
@@ -124,8 +126,102 @@ int Input::dimensions() const { return param.dimensions(); }
 
 FuncRef::FuncRef(std::shared_ptr<FuncContents> f, std::vector<Expr> a) : func(std::move(f)), args(std::move(a)) {}
 
+namespace {
+
+/// The operator and the other operand of an update `op(self, e)` or
+/// `op(e, self)`, where `self` is `is_self`; nullopt if `value` is not one.
+std::optional<std::pair<ir::ReduceOp, Expr>> split_update(const Expr &value, const std::function<bool(const Expr &)> &is_self) {
+    using namespace Halide::Internal;
+    Expr a, b;
+    std::optional<ir::ReduceOp> op;
+    if (const Max *m = value.as<Max>()) op = ir::ReduceOp::Max, a = m->a, b = m->b;
+    if (const Min *m = value.as<Min>()) op = ir::ReduceOp::Min, a = m->a, b = m->b;
+    if (const Add *m = value.as<Add>()) op = ir::ReduceOp::Add, a = m->a, b = m->b;
+    if (const Mul *m = value.as<Mul>()) op = ir::ReduceOp::Mul, a = m->a, b = m->b;
+    if (const And *m = value.as<And>()) op = ir::ReduceOp::And, a = m->a, b = m->b;
+    if (const Or *m = value.as<Or>()) op = ir::ReduceOp::Or, a = m->a, b = m->b;
+    if (!op) return std::nullopt;
+    if (is_self(a)) return std::make_pair(*op, b);
+    if (is_self(b)) return std::make_pair(*op, a);
+    return std::nullopt;
+}
+
+/// True if `e` calls the recurrence or output `name` ("": any), or an input.
+bool calls(const Expr &e, const std::string &name) {
+    class Find : public Halide::Internal::IRVisitor {
+    public:
+        explicit Find(const std::string &n) : name(n) {}
+        const std::string &name;
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            const std::string callee = ir::recurrence_callee(op);
+            found |= name.empty() ? !callee.empty() || !ir::input_callee(op).empty() : callee == name;
+            IRVisitor::visit(op);
+        }
+    } find(name);
+    e.accept(&find);
+    return find.found;
+}
+
+/// An update of an output that has its pure definition: a reduction.
+void define_reduction(FuncContents &f, const std::vector<Expr> &args, const Expr &value) {
+    const std::string lhs = ir::to_source(ir::make_recurrence_call(f.type, f.name, args));
+    if (f.reduction) compile_error("output ", f.name, " has an update already; an output takes one pure definition and at most one update");
+    std::vector<Expr> pure = f.index;
+    if (pure.empty()) {
+        for (const std::string &a : f.args) pure.push_back(Halide::Internal::Variable::make(Int(32), a));
+    }
+    bool same_lhs = args.size() == pure.size();
+    for (size_t i = 0; same_lhs && i < args.size(); i++) same_lhs = equal(simplify_exact(cast<int>(args[i])), simplify_exact(cast<int>(pure[i])));
+    const std::string pure_lhs = ir::to_source(ir::make_recurrence_call(f.type, f.name, pure));
+    if (!same_lhs) {
+        compile_error("update of ", f.name, ": ", lhs, " is not the element its pure definition ", pure_lhs,
+                      " names; an update reduces into the same element (", pure_lhs, " = max(", pure_lhs, ", ...))");
+    }
+    auto is_self = [&](const Expr &e) {
+        const Halide::Internal::Call *c = e.as<Halide::Internal::Call>();
+        if (!c || ir::recurrence_callee(e) != f.name || c->args.size() != pure.size()) return false;
+        for (size_t i = 0; i < pure.size(); i++) {
+            if (!equal(simplify_exact(c->args[i]), simplify_exact(cast<int>(pure[i])))) return false;
+        }
+        return true;
+    };
+    std::optional<std::pair<ir::ReduceOp, Expr>> update = split_update(value, is_self);
+    if (!update || calls(update->second, f.name)) {
+        compile_error("update of ", f.name, ": ", ir::to_source(value), " is not a reduction; write ", pure_lhs, " = op(", pure_lhs,
+                      ", value) with op one of max, min, +, * (&&, || for bools) and ", f.name, " read nowhere else");
+    }
+    const std::string why = ir::reduce_refusal(update->first, f.type);
+    if (!why.empty()) compile_error("update of ", f.name, ": ", pure_lhs, " = ", ir::to_source(value), ": ", why);
+    if (update->second.type() != f.type) {
+        compile_error("update of ", f.name, ": its operand ", ir::to_source(update->second), " has type ", update->second.type(),
+                      " but ", f.name, " has type ", f.type, " (its pure definition's); cast one to the other");
+    }
+    for (const std::string &v : variables_in(f.value)) {
+        if (std::find(f.args.begin(), f.args.end(), v) == f.args.end()) {
+            compile_error("output ", f.name, ": its pure definition uses '", v, "', which is not one of its arguments (", join_names(f.args), ")");
+        }
+    }
+    if (!f.index.empty() && !variables_in(f.value).empty()) {
+        compile_error("output ", f.name, ": written at ", pure_lhs, ", its pure definition ", ir::to_source(f.value),
+                      " must be a constant (an element may be reached from several values of the loops)");
+    }
+    if (calls(f.value, "")) {
+        compile_error("output ", f.name, ": its pure definition ", ir::to_source(f.value), " reads a Func or an input; the initial value of a reduction is an expression of its arguments");
+    }
+    f.reduction = ir::Reduction{update->first, f.value};
+    f.value = update->second;
+}
+
+}  // namespace
+
 void FuncRef::operator=(const Expr &value) {
     FuncContents &f = *func;
+    if (f.value.defined() && !f.declared) {
+        define_reduction(f, args, value);
+        return;
+    }
     if (f.value.defined()) compile_error("Func ", f.name, " is defined twice; a URE has exactly one definition");
     if (!value.defined()) compile_error("Func ", f.name, " is defined with an undefined expression");
     std::vector<std::string> lhs;
@@ -181,10 +277,18 @@ void FuncRef::operator=(const Expr &value) {
 
 FuncRef::operator Expr() const {
     const FuncContents &f = *func;
+    if (!f.declared && f.value.defined()) {
+        // An output read in its own update (`Best(b) = max(Best(b), e)`);
+        // any other read is refused where the loop nest is built.
+        std::vector<Expr> int_args;
+        for (const Expr &a : args) int_args.push_back(cast<int>(a));
+        return ir::make_recurrence_call(f.type, f.name, int_args);
+    }
     if (!f.declared) {
         compile_error("call ", f.name, "(...): ", f.name,
                       " has no declared type and arguments, so it cannot be read by a URE; declare it as "
-                      "Func(type, {args...}, place)");
+                      "Func(type, {args...}, place) (an output reduced by an update takes its pure definition first: ",
+                      f.name, "(b) = 0; ", f.name, "(b) = max(", f.name, "(b), value))");
     }
     if (args.size() != f.args.size()) {
         compile_error("call to ", f.name, ": wrong number of arguments: ", args.size(), " given, ", f.name, " has ",

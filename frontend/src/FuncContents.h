@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct FuncContents {
     /// Outputs defined at affine indices (`Out(b*C + c, r) = ...`): the element
     /// written; empty when the arguments are plain variables.
     std::vector<Expr> index;
+    /// An output given an update after its pure definition (`Best(b) = 0;
+    /// Best(b) = max(Best(b), e);`): the operator and the pure definition's
+    /// value; `value` is then the update's operand e.
+    std::optional<ir::Reduction> reduction;
     std::shared_ptr<UreGroup> group;     ///< the loop nest this Func belongs to
 };
 

@@ -26,6 +26,7 @@ enum class Refusal {
     OutputNotPerInstance, ///< a loop outside the array that no output is indexed by, as it must be (lower_to_kernel)
     ResourceLimit,        ///< shared memory, registers or the constant bank of the target exceeded
     UnsupportedByTarget,  ///< the target has no form for the kernel (check_cm_support)
+    ReductionNotLowered,  ///< a reduction output the GPU mapping has no form for (lower_to_kernel)
 };
 /// The refusal's name in summaries: "same-step chain", "too many PEs", ...
 inline const char *to_string(Refusal refusal);
@@ -114,6 +115,7 @@ inline const char *to_string(Refusal refusal) {
     case Refusal::OutputNotPerInstance: return "output not per instance";
     case Refusal::ResourceLimit: return "resource limit";
     case Refusal::UnsupportedByTarget: return "unsupported by the target";
+    case Refusal::ReductionNotLowered: return "reduction not lowered";
     }
     return "?";
 }

@@ -1,0 +1,81 @@
+// Sequence alignment as a linear systolic array: one query against a batch of
+// database sequences, the query's residues on the PEs (s = i), the subject's
+// streaming through them along the anti-diagonals (t = i + j), each PE's H, E
+// and F one step behind its neighbour's. The score of a pair is a reduction
+// output: the best cell of the whole matrix (Smith-Waterman, local) or the
+// last cell (Needleman-Wunsch, global, and edit distance) per database sequence.
+// Residues are small integers; a match scores MATCH, a mismatch -MISMATCH.
+#include "pulse/pulse.h"
+
+using namespace pulse;
+
+namespace {
+
+struct Sizes {
+    int Q, S, B;
+};
+
+Sizes sizes(const Params &params) {
+    return {params.get_int("Q", 24, 1, 256),         // query residues (PEs)
+            params.get_int("S", 37, 1, 1 << 16),     // residues of each database sequence
+            params.get_int("B", 5, 1, 1 << 24)};     // database sequences (array instances)
+}
+
+/// Smith-Waterman with affine gaps (Gotoh): E runs along the subject, F along
+/// the query, H is the best local score ending at (i, j); Best(b) is the best
+/// H of the pair, at least 0.
+Spec smith_waterman(const Params &params, Type type) {
+    const Sizes n = sizes(params);
+    const int match = params.get_int("MATCH", 2, 0, 100), mismatch = params.get_int("MISMATCH", 3, 0, 100);
+    const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input query(type, 1, "query"), subject(type, 2, "subject");
+    Func H(type, {i, j, b}, Place::Device, "H"), E(type, {i, j, b}, Place::Device, "E"), F(type, {i, j, b}, Place::Device, "F");
+    Func Best(Place::Device, "Best");
+    // Outside the matrix: H is 0 and a gap cannot be extended (a score no path takes).
+    const Expr none = cast(type, -(1 << 14));
+    const Expr zero = cast(type, 0);
+    Expr h_left = select(j > 0, H(i, j - 1, b), zero), h_up = select(i > 0, H(i - 1, j, b), zero);
+    Expr h_diagonal = select(i > 0 && j > 0, H(i - 1, j - 1, b), zero);
+    E(i, j, b) = max(select(j > 0, E(i, j - 1, b), none) - cast(type, extend), h_left - cast(type, open));
+    F(i, j, b) = max(select(i > 0, F(i - 1, j, b), none) - cast(type, extend), h_up - cast(type, open));
+    Expr score = select(query(i) == subject(j, b), cast(type, match), cast(type, -mismatch));
+    H(i, j, b) = max(max(zero, h_diagonal + score), max(E(i, j, b), F(i, j, b)));
+    Best(b) = zero;
+    Best(b) = max(Best(b), H(i, j, b));
+    E.merge_ures(F, H, Best).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
+    E.gpu_blocks(b);
+    E.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    return Spec{Best, {query, subject}};
+}
+
+/// Edit distance (Levenshtein) between the query and each database sequence:
+/// D(i, j) is the distance between their prefixes of lengths i + 1 and j + 1;
+/// Dist(b) is D at the last cell, and Worst(b) the largest D of the matrix (a
+/// max reduction beside a plain output).
+Spec edit_distance(const Params &params) {
+    const Sizes n = sizes(params);
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject");
+    Func D(Int(32), {i, j, b}, Place::Device, "D"), Dist(Place::Device, "Dist"), Worst(Place::Device, "Worst");
+    // Row and column -1 of the textbook table: D(-1, j) = j + 1, D(i, -1) = i + 1, D(-1, -1) = 0.
+    Expr left = select(j > 0, D(i, j - 1, b), i + 1), up = select(i > 0, D(i - 1, j, b), j + 1);
+    Expr diagonal = select(i > 0 && j > 0, D(i - 1, j - 1, b), select(i > 0, i, j));
+    D(i, j, b) = min(min(left, up) + 1, diagonal + select(query(i) == subject(j, b), 0, 1));
+    Dist(b) = select(i == n.Q - 1 && j == n.S - 1, D(i, j, b));
+    Worst(b) = 0;
+    Worst(b) = max(Worst(b), D(i, j, b));
+    D.merge_ures(Dist, Worst).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
+    D.gpu_blocks(b);
+    D.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    return Spec{Dist, {query, subject}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("align_sw", "Smith-Waterman local alignment with affine gaps, best score per database sequence (s = i, t = i + j), int32",
+                    [](const Params &p) { return smith_waterman(p, Int(32)); });
+PULSE_REGISTER_SPEC("align_sw_i16", "Smith-Waterman local alignment with affine gaps, best score per database sequence, int16",
+                    [](const Params &p) { return smith_waterman(p, Int(16)); });
+PULSE_REGISTER_SPEC("align_edit_distance", "edit distance per database sequence, and its table's largest entry (s = i, t = i + j)",
+                    edit_distance);

@@ -1,0 +1,378 @@
+// Reduction outputs: an output given a pure definition and one update
+// (`Best(b) = 0; Best(b) = max(Best(b), H(i, j, b));`) holds its operator's
+// fold of the value over every point of the domain that maps to its element.
+// Each operator and type equals a fold written here, on every evaluator; the
+// alignment specs (examples/align) equal plain CPU aligners on random
+// sequences of odd lengths; what is not a reduction, or not lowered, is
+// refused with the fix.
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <unistd.h>
+
+#include "exec/KernelExecutor.h"
+#include "exec/Simulator.h"
+#include "lower/LowerToKernel.h"
+#include "lower/Pipeline.h"
+#include "CmBuild.h"
+#include "Emit.h"
+#include "TestUtil.h"
+
+using namespace pulse;
+using Catch::Matchers::Contains;
+using pulse::test::params;
+
+namespace {
+
+/// R(b) = initial; R(b) = op(R(b), select((i + 2 j) % 3 != 0, V(i, j, b)))
+/// over i in [0, I) (the PEs), j in [0, J) (t = i + j), b in [0, B); V reads x.
+ir::UreProgram reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, int B, const Expr &initial) {
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input x(type, 3, "x");
+    Func V(type, {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
+    V(i, j, b) = x(i, j, b);
+    R(b) = initial;
+    R(b) = ir::reduce_combine(op, R(b), select((i + 2 * j) % 3 != 0, V(i, j, b)));
+    V.merge_ures(R).set_bounds(i, 0, I, j, 0, J, b, 0, B);
+    V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    return R.lower();
+}
+
+/// Random bits of `type`, with the edge values of floats among them.
+Halide::Buffer<> random_values(Halide::Type type, int I, int J, int B, uint32_t seed) {
+    std::mt19937_64 rng(seed);
+    Halide::Buffer<> x(type, {I, J, B}, "x");
+    const double specials[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1.5, -2.25};
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < J; j++)
+            for (int i = 0; i < I; i++) {
+                const uint64_t bits = rng();
+                Scalar v = type.is_float() ? Scalar::of_double(bits % 4 == 0 ? specials[bits / 4 % 7] : (double)(int64_t)(bits % 2001) / 8 - 125)
+                                           : Scalar::of_uint(type.is_bool() ? bits % 2 : bits);
+                store_element(x, {i, j, b}, Scalar::cast(v, type.is_float() ? Halide::Float(64) : Halide::UInt(64), type));
+            }
+    return x;
+}
+
+/// op(a, b) written out for the test, in the type's own arithmetic.
+double fold_float(ir::ReduceOp op, double a, double b) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+    if (a == b) return (op == ir::ReduceOp::Min) == (bool)std::signbit(a) ? a : b;  // min(-0, +0) = -0, max = +0
+    return op == ir::ReduceOp::Min ? std::min(a, b) : std::max(a, b);
+}
+
+uint64_t fold_integer(ir::ReduceOp op, Halide::Type type, uint64_t a, uint64_t b) {
+    const int bits = type.bits();
+    const uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    auto as_signed = [&](uint64_t v) { return bits == 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); };
+    bool less = type.is_int() ? as_signed(a) < as_signed(b) : (a & mask) < (b & mask);
+    switch (op) {
+    case ir::ReduceOp::Add: return (a + b) & mask;
+    case ir::ReduceOp::Mul: return (a * b) & mask;
+    case ir::ReduceOp::Min: return less ? a : b;
+    case ir::ReduceOp::Max: return less ? b : a;
+    case ir::ReduceOp::And: return a & b;  // bools: 0 or 1
+    case ir::ReduceOp::Or: return a | b;
+    }
+    return 0;
+}
+
+/// R as the test folds it.
+Halide::Buffer<> folded(Halide::Type type, ir::ReduceOp op, const Halide::Buffer<> &x, const Scalar &initial) {
+    const int I = x.dim(0).extent(), J = x.dim(1).extent(), B = x.dim(2).extent();
+    Halide::Buffer<> r(type, {B}, "R");
+    for (int b = 0; b < B; b++) {
+        double f = initial.as_double();
+        uint64_t u = initial.as_uint();
+        for (int j = 0; j < J; j++)
+            for (int i = 0; i < I; i++) {
+                if ((i + 2 * j) % 3 == 0) continue;
+                const Scalar v = load_element(x, {i, j, b});
+                if (type.is_float()) f = fold_float(op, f, v.as_double());
+                else u = fold_integer(op, type, u, v.as_uint());
+            }
+        store_element(r, {b}, type.is_float() ? Scalar::cast(Scalar::of_double(f), Halide::Float(64), type)
+                                              : Scalar::cast(Scalar::of_uint(u), Halide::UInt(64), type));
+    }
+    return r;
+}
+
+/// `kernel` run by the executor on `inputs`, every output of `like` poisoned first.
+Buffers executed(kir::Kernel kernel, const Buffers &inputs, const Buffers &like) {
+    optimize_kernel(kernel);
+    Buffers run = inputs, outputs;
+    for (const auto &[name, buffer] : like) {
+        Halide::Buffer<> out = buffer.copy();
+        poison(out);
+        run[name] = out;
+    }
+    execute_kernel(kernel, run);
+    for (const auto &[name, buffer] : like) outputs[name] = run.at(name);
+    return outputs;
+}
+
+/// The interpreter, the simulator and the kernel executor (time loop
+/// unrolled and rolled) agree with `expected` bit for bit.
+void check_every_evaluator(const ir::UreProgram &program, const Buffers &inputs, const Buffers &expected, const std::vector<std::string> &order) {
+    CHECK(compare_outputs(expected, ir::realize(program, inputs), 0) == "");
+    const sys::SystolicProgram systolic = compile_to_systolic(program);
+    CHECK(compare_outputs(expected, simulate(systolic, inputs), 0) == "");
+    for (bool rolled : {false, true}) {
+        INFO((rolled ? "time loop rolled" : "time loop unrolled"));
+        KernelOptions options;
+        if (rolled) options.max_unrolled_steps = 0;
+        const kir::Kernel kernel = lower_to_kernel(systolic, program.name, order, options);
+        CHECK(compare_outputs(expected, executed(kernel, inputs, expected), 0) == "");
+    }
+}
+
+std::filesystem::path scratch(const std::string &what) {
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pulse_test_reductions_" + std::to_string(::getpid())) / what;
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("reduction outputs: every operator of every type equals a fold, on every evaluator", "[reductions]") {
+    struct Case {
+        Halide::Type type;
+        ir::ReduceOp op;
+        double initial;
+    };
+    using ir::ReduceOp;
+    const Case cases[] = {
+        {Halide::Int(32), ReduceOp::Max, 0},         {Halide::Int(32), ReduceOp::Min, 7},
+        {Halide::Int(8), ReduceOp::Add, -3},         {Halide::UInt(16), ReduceOp::Mul, 1},
+        {Halide::Int(64), ReduceOp::Add, 5},         {Halide::UInt(8), ReduceOp::Max, 3},
+        {Halide::UInt(32), ReduceOp::Mul, 3},        {Halide::Int(16), ReduceOp::Max, -30000},
+        {Halide::UInt(64), ReduceOp::Min, 1e18},     {Halide::Bool(), ReduceOp::Or, 0},
+        {Halide::Bool(), ReduceOp::And, 1},          {Halide::Float(32), ReduceOp::Min, 1000},
+        {Halide::Float(32), ReduceOp::Max, NAN},     {Halide::Float(64), ReduceOp::Max, -0.0},
+        {Halide::Float(64), ReduceOp::Min, INFINITY}};
+    // 5 PEs (one per lane), 37 (two on a lane, the last lane's pair cut short), 70.
+    for (const int I : {5, 37, 70}) {
+        for (const Case &c : cases) {
+            INFO(c.type << " " << ir::to_string(c.op) << " from " << c.initial << ", " << I << " PEs");
+            const Scalar initial = Scalar::cast(c.type.is_float() ? Scalar::of_double(c.initial) : Scalar::of_int((int64_t)c.initial),
+                                                c.type.is_float() ? Halide::Float(64) : Halide::Int(64), c.type);
+            const Expr init = c.type.is_float() ? Halide::Internal::make_const(c.type, c.initial)
+                              : c.type.is_bool()  ? Halide::Internal::make_bool(c.initial != 0)
+                                                  : Halide::Internal::make_const(c.type, (int64_t)c.initial);
+            const ir::UreProgram program = reduce_program(c.type, c.op, I, 7, 3, init);
+            const Halide::Buffer<> x = random_values(c.type, I, 7, 3, 97 + I);
+            const Buffers inputs{{"x", x}};
+            check_every_evaluator(program, inputs, {{"R", folded(c.type, c.op, x, initial)}}, {"x"});
+        }
+    }
+}
+
+TEST_CASE("reduction outputs: the CM emulation runs them", "[reductions][cm]") {
+    const std::filesystem::path dir = scratch("cm");
+    std::vector<std::string> names;
+    struct Case {
+        Halide::Type type;
+        ir::ReduceOp op;
+        int I;
+    };
+    int k = 0;
+    for (const Case &c : {Case{Halide::Int(32), ir::ReduceOp::Add, 5}, Case{Halide::Float(32), ir::ReduceOp::Min, 37},
+                          Case{Halide::UInt(32), ir::ReduceOp::Mul, 20}, Case{Halide::Int(32), ir::ReduceOp::Max, 70}}) {
+        const std::string name = "reduce" + std::to_string(k++);
+        emit_cm_emulation(compile_to_systolic(reduce_program(c.type, c.op, c.I, 7, 3, ir::reduce_identity(c.op, c.type))), name, {"x"},
+                          dir.string(), Target::cm_gen9());
+        names.push_back(name);
+    }
+    std::string log;
+    const int built = test::build_cm_emulations(dir, names, &log);
+    INFO(log);
+    REQUIRE(built == 0);
+    for (const std::string &name : names) {
+        std::string out;
+        INFO(name);
+        CHECK(run_command("'" + (dir / (name + "_emu")).string() + "' 0 3", &out) == 0);
+        CHECK(out == "PASS\n");
+    }
+    std::filesystem::remove_all(dir.parent_path());
+}
+
+namespace {
+
+/// A sequence of `n` residues from an alphabet of `letters`.
+std::vector<int> residues(std::mt19937 &rng, int n, int letters) {
+    std::vector<int> r(n);
+    for (int &v : r) v = (int)(rng() % letters);
+    return r;
+}
+
+/// Smith-Waterman with affine gaps (Gotoh), as the textbook writes it.
+int smith_waterman(const std::vector<int> &q, const std::vector<int> &d, int match, int mismatch, int open, int extend) {
+    const int Q = (int)q.size(), S = (int)d.size(), none = -(1 << 14);
+    std::vector<std::vector<int>> H(Q + 1, std::vector<int>(S + 1, 0)), E = H, F = H;
+    int best = 0;
+    for (int j = 0; j <= S; j++) F[0][j] = none;
+    for (int i = 0; i <= Q; i++) E[i][0] = none;
+    for (int i = 1; i <= Q; i++)
+        for (int j = 1; j <= S; j++) {
+            E[i][j] = std::max(E[i][j - 1] - extend, H[i][j - 1] - open);
+            F[i][j] = std::max(F[i - 1][j] - extend, H[i - 1][j] - open);
+            H[i][j] = std::max({0, H[i - 1][j - 1] + (q[i - 1] == d[j - 1] ? match : -mismatch), E[i][j], F[i][j]});
+            best = std::max(best, H[i][j]);
+        }
+    return best;
+}
+
+/// Levenshtein's table of q and d: its last entry and its largest.
+std::pair<int, int> edit_distance(const std::vector<int> &q, const std::vector<int> &d) {
+    const int Q = (int)q.size(), S = (int)d.size();
+    std::vector<std::vector<int>> T(Q + 1, std::vector<int>(S + 1));
+    int worst = 0;
+    for (int i = 0; i <= Q; i++)
+        for (int j = 0; j <= S; j++) {
+            if (i == 0 || j == 0) {
+                T[i][j] = i + j;
+                continue;
+            }
+            T[i][j] = std::min({T[i - 1][j] + 1, T[i][j - 1] + 1, T[i - 1][j - 1] + (q[i - 1] != d[j - 1])});
+            worst = std::max(worst, T[i][j]);
+        }
+    return {T[Q][S], worst};
+}
+
+}  // namespace
+
+TEST_CASE("align_sw and align_edit_distance equal plain CPU aligners on random sequences of odd lengths", "[reductions][align]") {
+    std::mt19937 rng(4242);
+    struct Size {
+        int Q, S, B;
+    };
+    for (const Size n : {Size{1, 1, 3}, Size{1, 9, 2}, Size{7, 1, 2}, Size{13, 29, 5}, Size{31, 17, 3}, Size{45, 11, 2}, Size{97, 23, 2}}) {
+        for (const int letters : {2, 4, 20}) {
+            INFO("Q=" << n.Q << " S=" << n.S << " B=" << n.B << ", " << letters << " letters");
+            const std::vector<int> q = residues(rng, n.Q, letters);
+            std::vector<std::vector<int>> subjects;
+            for (int b = 0; b < n.B; b++) subjects.push_back(residues(rng, n.S, letters));
+            for (const std::string spec : {"align_sw", "align_sw_i16", "align_edit_distance"}) {
+                INFO(spec);
+                const Halide::Type type = spec == "align_sw_i16" ? Halide::Int(16) : Halide::Int(32);
+                const int match = 1 + letters % 3, mismatch = 2, open = 3 + letters % 4, extend = 1;
+                Params p = params({{"Q", n.Q}, {"S", n.S}, {"B", n.B}});
+                if (spec != "align_edit_distance") {
+                    for (const auto &[k, v] : {std::pair<const char *, int>{"MATCH", match}, {"MISMATCH", mismatch}, {"OPEN", open}, {"EXTEND", extend}}) p.set(k, v);
+                }
+                const ir::UreProgram program = build_spec(spec, p).output.lower();
+                Halide::Buffer<> query(type, {n.Q}, "query"), subject(type, {n.S, n.B}, "subject");
+                for (int i = 0; i < n.Q; i++) store_element(query, {i}, Scalar::of_int(q[i]));
+                for (int b = 0; b < n.B; b++)
+                    for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
+                Buffers expected;
+                if (spec == "align_edit_distance") {
+                    Halide::Buffer<> dist(type, {n.B}, "Dist"), worst(type, {n.B}, "Worst");
+                    for (int b = 0; b < n.B; b++) {
+                        auto [last, largest] = edit_distance(q, subjects[b]);
+                        store_element(dist, {b}, Scalar::of_int(last));
+                        store_element(worst, {b}, Scalar::of_int(largest));
+                    }
+                    expected = {{"Dist", dist}, {"Worst", worst}};
+                } else {
+                    Halide::Buffer<> best(type, {n.B}, "Best");
+                    for (int b = 0; b < n.B; b++) store_element(best, {b}, Scalar::of_int(smith_waterman(q, subjects[b], match, mismatch, open, extend)));
+                    expected = {{"Best", best}};
+                }
+                check_every_evaluator(program, {{"query", query}, {"subject", subject}}, expected, {"query", "subject"});
+            }
+        }
+    }
+}
+
+TEST_CASE("reduction outputs: what is not a reduction, or not lowered, is refused with the fix", "[reductions]") {
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input x(Float(32), 2, "x"), y(Int(32), 2, "y");
+    SECTION("a float sum depends on its order") {
+        Func R(Place::Device, "R");
+        R(b) = 0.0f;
+        CHECK_THROWS_WITH(R(b) = R(b) + x(i, b), Contains("a float sum depends on the order of its operands") && Contains("use min or max"));
+    }
+    SECTION("an update that is not op(self, value)") {
+        Func R(Place::Device, "R");
+        R(b) = 0;
+        CHECK_THROWS_WITH(R(b) = R(b) - y(i, b), Contains("is not a reduction; write R(b) = op(R(b), value)"));
+        CHECK_THROWS_WITH(R(b) = R(b) & y(i, b), Contains("is not a reduction"));
+        CHECK_THROWS_WITH(R(b) = max(y(i, b), y(b, i)), Contains("is not a reduction"));
+        CHECK_THROWS_WITH(R(b) = max(R(b), R(b) + y(i, b)), Contains("is not a reduction"));
+    }
+    SECTION("an update of another element") {
+        Func R(Place::Device, "R");
+        R(b) = 0;
+        CHECK_THROWS_WITH(R(b + 1) = max(R(b + 1), y(i, b)), Contains("is not the element its pure definition R(b) names"));
+    }
+    SECTION("a second update") {
+        Func R(Place::Device, "R");
+        R(b) = 0;
+        R(b) = max(R(b), y(i, b));
+        CHECK_THROWS_WITH(R(b) = min(R(b), y(i, b)), Contains("has an update already"));
+    }
+    SECTION("an initial value that reads an input, or a loop that is not an argument") {
+        Func R(Place::Device, "R"), R2(Place::Device, "R2");
+        R(b) = y(0, b);
+        CHECK_THROWS_WITH(R(b) = max(R(b), y(i, b)), Contains("the initial value of a reduction is an expression of its arguments"));
+        R2(b) = b + i;
+        CHECK_THROWS_WITH(R2(b) = max(R2(b), y(i, b)), Contains("uses 'i', which is not one of its arguments (b)"));
+    }
+    SECTION("an update before the pure definition") {
+        Func R(Place::Device, "R");
+        CHECK_THROWS_WITH(R(b) = max(R(b), y(i, b)), Contains("an output reduced by an update takes its pure definition first"));
+    }
+    SECTION("another Func reads a reduction") {
+        Func V(Int(32), {i, b}, Place::Device, "V"), R(Place::Device, "R"), Out(Place::Device, "Out");
+        V(i, b) = y(i, b);
+        R(b) = 0;
+        R(b) = max(R(b), V(i, b));
+        Out(i, b) = V(i, b) + R(b);
+        V.merge_ures(R, Out).set_bounds(i, 0, 4, b, 0, 2);
+        CHECK_THROWS_WITH(Out.lower(), Contains("Out calls the output R; outputs are stored, not read by UREs"));
+    }
+    SECTION("a reduction indexed by a loop of the array runs on the CPU and is refused by the GPU mapping") {
+        // R(i, b): each PE's own maximum over time. Every evaluator of the
+        // language computes it; lower_to_kernel refuses it, naming the loop.
+        Func V(Int(32), {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
+        V(i, j, b) = y(i + j, b);
+        R(i, b) = 0;
+        R(i, b) = max(R(i, b), V(i, j, b));
+        V.merge_ures(R).set_bounds(i, 0, 5, j, 0, 3, b, 0, 2);
+        V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        const ir::UreProgram program = R.lower();
+        Halide::Buffer<> in(Int(32), {7, 2}, "y");
+        for (int k = 0; k < 7; k++)
+            for (int m = 0; m < 2; m++) store_element(in, {k, m}, Scalar::of_int((k * 5 + m * 3) % 11 - 4));
+        const Buffers expected = ir::realize(program, {{"y", in}});
+        for (int k = 0; k < 5; k++)
+            for (int m = 0; m < 2; m++) {
+                int best = 0;
+                for (int q = 0; q < 3; q++) best = std::max(best, (int)load_element(in, {k + q, m}).as_int());
+                CHECK(load_element(expected.at("R"), {k, m}).as_int() == best);
+            }
+        const sys::SystolicProgram systolic = compile_to_systolic(program);
+        CHECK(compare_outputs(expected, simulate(systolic, {{"y", in}}), 0) == "");
+        try {
+            lower_to_kernel(systolic, "per_pe", {"y"});
+            FAIL("lower_to_kernel accepted a reduction indexed by a loop of the array");
+        } catch (const CompileError &e) {
+            CHECK(e.refusal == Refusal::ReductionNotLowered);
+            CHECK_THAT(e.what(), Contains("reduction output R(i, b) is indexed by 'i', a loop of the array") &&
+                                     Contains("index it by loops outside the array only"));
+        }
+    }
+    SECTION("a reduction on an array over several warps is refused") {
+        Func V(Int(32), {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
+        V(i, j, b) = y(i + j, b);
+        R(b) = 0;
+        R(b) = max(R(b), V(i, j, b));
+        V.merge_ures(R).set_bounds(i, 0, 40, j, 0, 3, b, 0, 2);
+        V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        V.gpu_threads(s);
+        CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(R.lower()), "warps", {"y"}),
+                          Contains("reduction output R on an array of 2 warps") && Contains("drop gpu_threads"));
+    }
+}
