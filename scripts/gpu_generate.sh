@@ -45,6 +45,8 @@ variants=(
   "matmul matmul_2d matmul_2d_warps WARPS=1 J=7 I=5 K=9"
   "matmul matmul_2d matmul_2d_blocks J=70 I=4 K=300 FP64=1"
   "conv2d conv2d_2d conv2d_2d_warps WARPS=1 R=5 K=4"
+  "align align_sw align_sw_q200 Q=200 S=301 B=1001 MATCH=5 MISMATCH=4"
+  "align align_edit_distance align_edit_distance_q70 Q=70 S=123 B=517"
 )
 for entry in "${variants[@]}"; do
   read -r program spec name settings <<<"$entry"

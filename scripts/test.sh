@@ -11,7 +11,8 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 # The differential fuzzer of random systems above its ctest scale, its summary
 # in the log; ctest runs it again at its own scale below:
 #  - random URE systems built through the language (1 to 3 loops, 1 to 4
-#    recurrences, int and float types) with random transforms: over 10^4
+#    recurrences, int and float types, reduction outputs, tables read at
+#    input values) with random transforms: over 10^4
 #    validator-vs-brute-force cases (one and two space rows); well-definedness
 #    vs the interpreter; every accepted linear design simulated and run on the
 #    kernel executor; a CM sample. A failure prints a shrunk spec and its seed

@@ -112,7 +112,9 @@ struct Builder {
         for (size_t l = 0; l < s.loops(); l++) vars.emplace_back(loop_names[l]);
         for (size_t r = 0; r < s.recurrences.size(); r++) recs.emplace_back(s.recurrences[r].type, vars, Place::Device, recurrence_names[r]);
         for (size_t n = 0; n < s.input_dims.size(); n++) inputs.emplace_back(s.input_types[n], s.input_dims[n], input_names[n]);
+        if (s.table_extent > 0) table.emplace_back(s.type, std::vector<int>{(int)s.table_extent}, "tab");
     }
+    std::vector<Input> table;  ///< the table, if the system has one
 
     std::string args_text(const std::vector<std::string> &args) const {
         std::string s;
@@ -207,6 +209,11 @@ struct Builder {
                 texts.push_back(a.s);
             }
             Code in{inputs[t.target](index), std::string(input_names[t.target]) + "(" + args_text(texts) + ")"};
+            if (t.via_table && !table.empty()) {
+                // The value read as the table's index (clamped into it).
+                Code element{table[0](Halide::cast(Halide::Int(32), in.e)), "tab(cast(Int(32), " + in.s + "))"};
+                return converted(element, system.type, type);
+            }
             return converted(in, system.input_types[t.target], type);
         }
         case Term::RecurrenceRead: {
@@ -755,10 +762,20 @@ System draw_system(std::mt19937 &rng) {
         }
         Output &out = s.outputs[0];
         out.reduce = (int)ops[uniform(fold, 0, (int64_t)ops.size() - 1)];
-        // One loop kept, most often the outermost (outside the array where a
-        // transform leaves it out, so the GPU mapping lowers the reduction).
+        // One loop kept: most often one no recurrence reads along (so a
+        // transform may leave it out of the array, where the GPU mapping
+        // lowers the reduction), else the outermost or any.
         if (loops >= 2) {
-            const size_t keep = chance(fold, 0.7) ? loops - 1 : (size_t)uniform(fold, 0, (int64_t)loops - 1);
+            std::vector<size_t> free_loops;
+            for (size_t l = 0; l < loops; l++) {
+                bool read_along = false;
+                for (const Recurrence &rec : s.recurrences)
+                    for (const Term &t : rec.terms) read_along |= t.kind == Term::RecurrenceRead && t.distance[l] != 0;
+                if (!read_along) free_loops.push_back(l);
+            }
+            const size_t keep = !free_loops.empty() && chance(fold, 0.8) ? free_loops[uniform(fold, 0, (int64_t)free_loops.size() - 1)]
+                                : chance(fold, 0.7)                        ? loops - 1
+                                                                           : (size_t)uniform(fold, 0, (int64_t)loops - 1);
             out.kept.assign(loops, false);
             out.kept[keep] = true;
             out.at.clear();
@@ -766,12 +783,40 @@ System draw_system(std::mt19937 &rng) {
                 if (l != keep) out.at.push_back(chance(fold, 0.7) ? max_of(s, l) : s.mins[l] + uniform(fold, 0, s.extents[l] - 1));
         }
     }
+    // A table read at input values (a fifth of the systems), from a generator of its own.
+    std::mt19937 lookup(peek() ^ 0x27d4eb2fu);
+    if (chance(lookup, 0.2)) {
+        s.table_extent = uniform(lookup, 1, 9);
+        for (Recurrence &rec : s.recurrences)
+            for (Term &t : rec.terms)
+                if (t.kind == Term::InputRead && chance(lookup, 0.5)) t.via_table = true;
+    }
     // An affine domain (a third of the systems).
     if (loops >= 2 && chance(domain, 0.45)) draw_constraints(domain, s);
     // Extreme input values (class g).
     if (s.shaped && chance(rng, 0.3)) s.extremes = (int)uniform(rng, 5, 30);
     if (chance(rng, 0.12)) inject_defect(rng, s);
     return s;
+}
+
+bool uses_table(const System &system) {
+    if (system.table_extent <= 0) return false;
+    for (const Recurrence &rec : system.recurrences)
+        for (const Term &t : rec.terms)
+            if (t.kind == Term::InputRead && t.via_table) return true;
+    return false;
+}
+
+void leave_out_kept_loop(const System &system, Transform &transform) {
+    const Output &out = system.outputs[0];
+    if (std::count(out.kept.begin(), out.kept.end(), true) != 1) return;
+    const int l = (int)(std::find(out.kept.begin(), out.kept.end(), true) - out.kept.begin());
+    if (std::any_of(system.constraints.begin(), system.constraints.end(), [&](const Constraint &c) { return c.uses((size_t)l); })) return;
+    auto it = std::find(transform.source.begin(), transform.source.end(), l);
+    if (it == transform.source.end() || transform.source.size() == 1) return;
+    const size_t column = it - transform.source.begin();
+    transform.source.erase(it);
+    for (auto &row : transform.matrix) row.erase(row.begin() + column);
 }
 
 Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows) {
@@ -991,6 +1036,7 @@ std::string system_cpp(const System &system, const Transform &transform) {
         out << "Input " << input_names[n] << "(" << type_text(system.input_types[n]) << ", " << system.input_dims[n] << ", \""
             << input_names[n] << "\");\n";
     }
+    if (system.table_extent > 0) out << "Input tab(" << type_text(system.type) << ", {" << system.table_extent << "}, \"tab\");\n";
     for (size_t r = 0; r < system.recurrences.size(); r++) {
         out << "Func " << recurrence_names[r] << "(" << type_text(system.recurrences[r].type) << ", {" << b.args_text(vars)
             << "}, Place::Device, \"" << recurrence_names[r] << "\");\n";
@@ -1028,6 +1074,7 @@ std::string system_cpp(const System &system, const Transform &transform) {
     }
     // What a spec builder (PULSE_REGISTER_SPEC) returns.
     std::vector<std::string> inputs(input_names, input_names + system.input_dims.size());
+    if (uses_table(system)) inputs.push_back("tab");
     out << "return Spec{Out, {" << b.args_text(inputs) << "}};\n";
     if (system.extremes) {
         out << "// run on inputs with " << system.extremes

@@ -35,6 +35,9 @@ struct Term {
     /// rounding down), 'm' (min), 'M' (max), or 0 for nothing.
     char modifier = 0;
     int64_t operand = 2;
+    /// InputRead: the value read indexes the system's table, and the term is
+    /// the table's element there: `tab(x(i + 1))` (System::table_extent).
+    bool via_table = false;
 };
 
 /// A condition on one loop: `i < value`, `i > value`, `i == value` or
@@ -98,6 +101,9 @@ struct System {
     /// (plant_extremes): NaN, +-inf, -0.0, huge floats; the ends of an
     /// integer type's range. 0: none.
     int extremes = 0;
+    /// A table input `tab` of the system's type and this extent (1-D), read
+    /// at the values of input reads (Term::via_table); 0: none.
+    int64_t table_extent = 0;
     /// Drawn with the shapes of ShapeClass; some of its transforms are then
     /// drawn to make one of its chains a same-step chain.
     bool shaped = false;
@@ -176,6 +182,14 @@ System draw_system(std::mt19937 &rng);
 /// For a shaped system, often a time row that makes one of its copy chains
 /// a same-step chain: the planned one, or one orthogonal to a chain.
 Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows);
+
+/// True if a term of `system` reads its table (System::table_extent).
+bool uses_table(const System &system);
+
+/// `transform` with the loop output 0 keeps (its only one) left out of the
+/// array, where the system is not on a domain that constrains it and the
+/// array keeps a loop.
+void leave_out_kept_loop(const System &system, Transform &transform);
 
 /// The spec built through the language and lowered (Func::lower, which may
 /// throw CompileError), with the transform applied.

@@ -203,12 +203,17 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
                 // Outputs are written, never read.
                 std::string own = b.is_output ? (text.rfind("if (", 0) == 0 ? text.substr(0, at) : "")
                                               : (at >= 2 && text.compare(at - 2, 2, "? ") == 0 ? text.substr(0, at) : "");
+                // A store whose guard folded to false (a reduction's, in the copy
+                // of an instance for a warp outside the outputs) is dead.
+                if (b.is_output && text.rfind("if (false) ", 0) == 0) continue;
                 if (own.find(bounds) != std::string::npos) result.guarded++;
                 else if (under("", bounds)) result.interior++;
                 else result.problems.push_back("unguarded: " + text);
                 if (b.is_output) {
                     result.stores++;
-                    if (!under(own, "active_")) result.problems.push_back("a store outside the lane's activity: " + text);
+                    // A reduction's element is stored once, by lane 0, after its shuffle tree.
+                    const bool reduction_by_lane_0 = under(own, "(lane == 0)") && text.find("_reduce") != std::string::npos;
+                    if (!under(own, "active_") && !reduction_by_lane_0) result.problems.push_back("a store outside the lane's activity: " + text);
                 }
             }
         }
@@ -389,7 +394,7 @@ TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     CHECK_THAT(w3.str(), !Contains("W_t2_up1"));
 }
 
-TEST_CASE("cuda: every access is guarded by its buffer's bounds or the warp's interior check, every store by the lane's activity",
+TEST_CASE("cuda: every access is guarded by its buffer's bounds or the warp's interior check, every store by the lane's activity (a reduction's by lane 0)",
           "[cuda]") {
     for (const std::string &name : example_specs()) {
         INFO(name);

@@ -96,10 +96,13 @@ TEST_CASE("intel: the tools are installed", "[.intel]") {
 /// 3008 to 3136 of the 4096 GRF bytes, leaving IGC too little for its message
 /// payloads, masks and address temporaries (docs/backends.md, "Intel
 /// resources"). trisolve (32 PEs over 63 steps, fully unrolled: 4480-8448
-/// spill bytes) is not analysed yet. Any other spec that spills fails the test.
+/// spill bytes) is not analysed yet, nor are the alignment specs (24 PEs over
+/// 36 steps, three recurrences and the reduction's accumulator: 1-5 KB on
+/// some devices). Any other spec that spills fails the test.
 const std::set<std::string> known_to_spill = {"conv2d_os",      "conv2d_ssam",    "stencil2d_9pt",
                                               "stencil2d_25pt", "stencil3d_7pt",  "stencil3d_27pt",
-                                              "trisolve"};
+                                              "trisolve",       "align_sw",       "align_sw_matrix",
+                                              "align_edit_distance"};
 
 // Every spec for kbl (Gen9, the CM target's generation) and pvc (Xe-HPC,
 // sub-groups of 16 or 32), and every third spec also for tgllp and dg2:

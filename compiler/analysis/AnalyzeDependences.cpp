@@ -41,7 +41,9 @@ protected:
         std::string callee = ir::recurrence_callee(op);
         if (!callee.empty()) {
             record_dependence(op, callee);
-        } else if (op->call_type == Call::Image) {
+        } else if (op->call_type == Call::Image && !program.input(op->name).is_table()) {
+            // A table's reads are at data-dependent indices, clamped into it: its
+            // region is the whole table (InputDecl::table_extents), not an access's.
             record_input_access(op);
         }
         IRVisitor::visit(op);

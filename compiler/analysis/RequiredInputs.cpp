@@ -145,7 +145,8 @@ std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> required_r
 
 }  // namespace
 
-std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> required_input_ranges(const ir::UreProgram &p) {
+/// The ranges the input accesses require (tables have none).
+static std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> required_access_ranges(const ir::UreProgram &p) {
     std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> ranges;
     for (const ir::InputDecl &in : p.inputs) ranges[in.name].assign(in.dimensions, std::nullopt);
     const SizeParameters sizes = size_parameters(p);
@@ -246,5 +247,16 @@ std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> required_r
 }
 
 }  // namespace
+
+std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> required_input_ranges(const ir::UreProgram &p) {
+    std::map<std::string, std::vector<std::optional<kir::RequiredRange>>> ranges = required_access_ranges(p);
+    // A table is read anywhere in it, at any run-time size.
+    for (const ir::InputDecl &in : p.inputs) {
+        for (size_t d = 0; d < in.table_extents.size(); d++) {
+            ranges[in.name][d] = kir::RequiredRange{const_true(), make_const(Int(64), 0), make_const(Int(64), in.table_extents[d] - 1)};
+        }
+    }
+    return ranges;
+}
 
 }  // namespace pulse

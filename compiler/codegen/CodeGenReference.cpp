@@ -67,6 +67,15 @@ std::vector<LayoutBuffer> layout_buffers(const ir::UreProgram &p, const std::vec
         const ir::InputDecl &decl = p.input(in);
         LayoutBuffer b{decl.name, decl.type, false, {}};
         for (int d = 0; d < decl.dimensions; d++) {
+            if (decl.is_table()) {
+                // A table spans its extents: constant forms at its first and last index.
+                AffineForm first, last;
+                first.coefficient.assign(p.loops.size(), 0);
+                last.coefficient.assign(p.loops.size(), 0);
+                last.constant = decl.table_extents[d] - 1;
+                b.dims.push_back({LayoutBuffer::Reach{first, {}}, LayoutBuffer::Reach{last, {}}});
+                continue;
+            }
             std::vector<LayoutBuffer::Reach> forms;
             for (const ir::InputAccess &a : p.input_accesses) {
                 if (a.input != decl.name) continue;

@@ -13,7 +13,10 @@ namespace pulse {
 
 std::map<std::string, std::vector<IndexRange>> infer_input_regions(const ir::UreProgram &p) {
     std::map<std::string, std::vector<IndexRange>> regions;
-    for (const ir::InputDecl &in : p.inputs) regions[in.name].assign(in.dimensions, IndexRange{INT64_MAX, INT64_MIN});
+    for (const ir::InputDecl &in : p.inputs) {
+        regions[in.name].assign(in.dimensions, IndexRange{INT64_MAX, INT64_MIN});
+        for (size_t d = 0; d < in.table_extents.size(); d++) regions[in.name][d] = IndexRange{0, in.table_extents[d] - 1};
+    }
     for (const ir::InputAccess &a : p.input_accesses) {
         std::vector<IndexRange> &r = regions[a.input];
         for (size_t d = 0; d < a.index.size(); d++) {

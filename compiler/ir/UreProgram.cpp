@@ -216,6 +216,17 @@ std::string reduce_refusal(ReduceOp op, Halide::Type type) {
     return "";
 }
 
+std::vector<int64_t> table_extents_of(const Halide::Internal::Parameter &param) {
+    std::vector<int64_t> extents;
+    if (!param.defined() || !param.is_buffer()) return extents;
+    for (int d = 0; d < param.dimensions(); d++) {
+        const int64_t *e = as_const_int(param.extent_constraint(d));
+        if (!e) return {};
+        extents.push_back(*e);
+    }
+    return extents;
+}
+
 std::vector<Expr> Ure::output_index() const {
     if (!index.empty()) return index;
     std::vector<Expr> vars;

@@ -34,7 +34,15 @@ struct InputDecl {
     std::string name;
     Halide::Type type;
     int dimensions = 0;
+    /// A table (Input(type, {extents}, name)): its extents, each index read
+    /// clamped into [0, extent); empty for an input read at affine indices.
+    /// A table's reads are not InputAccesses: its region is the whole table.
+    std::vector<int64_t> table_extents;
+    bool is_table() const { return !table_extents.empty(); }
 };
+
+/// The table's extents recorded on an input's parameter (empty: not a table).
+std::vector<int64_t> table_extents_of(const Halide::Internal::Parameter &param);
 
 /// The operator of a reduction output. Only operators whose result is the
 /// same in every order of the operands (exactly associative and commutative

@@ -205,7 +205,9 @@ public:
         const auto regions = infer_input_regions(source);
         for (const std::string &in : order) {
             const ir::InputDecl &d = source.input(in);
-            kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global, kir::InputCache::Registers, {}, {}});
+            // A table is read at data-dependent indices: where it is used, through L1.
+            kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global,
+                                                    d.is_table() ? kir::InputCache::L1 : kir::InputCache::Registers, {}, {}});
             auto it = regions.find(in);
             if (it == regions.end()) continue;
             for (const IndexRange &r : it->second) kernel.buffers.back().domain_reads.push_back({r.min, r.max});
@@ -423,6 +425,11 @@ private:
                 compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): staging a Func is not supported; ",
                               "stage an input instead, or hold the Func's own values in shared memory with ", s.source,
                               ".store_in(MemoryType::Shared)");
+            }
+            if (source.input(s.source).is_table()) {
+                compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): ", s.source,
+                              " is a table, read at data-dependent indices; it is read through L1 where it is used and "
+                              "takes no staging: drop the staging");
             }
             kir::BufferArg &b = kernel.buffer(s.source);
             kir::InputCache cache = !s.memory || *s.memory == MemoryType::Register ? kir::InputCache::Registers

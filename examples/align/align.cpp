@@ -4,7 +4,8 @@
 // and F one step behind its neighbour's. The score of a pair is a reduction
 // output: the best cell of the whole matrix (Smith-Waterman, local) or the
 // last cell (Needleman-Wunsch, global, and edit distance) per database sequence.
-// Residues are small integers; a match scores MATCH, a mismatch -MISMATCH.
+// Residues are small integers; a match scores MATCH, a mismatch -MISMATCH, or
+// a pair its entry of a substitution matrix (align_sw_matrix).
 #include "pulse/pulse.h"
 
 using namespace pulse;
@@ -17,19 +18,22 @@ struct Sizes {
 
 Sizes sizes(const Params &params) {
     return {params.get_int("Q", 24, 1, 256),         // query residues (PEs)
-            params.get_int("S", 37, 1, 1 << 16),     // residues of each database sequence
+            params.get_int("S", 13, 1, 1 << 16),     // residues of each database sequence
             params.get_int("B", 5, 1, 1 << 24)};     // database sequences (array instances)
 }
 
 /// Smith-Waterman with affine gaps (Gotoh): E runs along the subject, F along
 /// the query, H is the best local score ending at (i, j); Best(b) is the best
-/// H of the pair, at least 0.
-Spec smith_waterman(const Params &params, Type type) {
+/// H of the pair, at least 0. With `table`, a pair of residues scores its
+/// entry of a substitution matrix (a table input of 24 x 24, as BLOSUM62 over
+/// NCBI's alphabet ARNDCQEGHILKMFPSTWYVBZX*: residues are its indices) read
+/// at the residues' values; else MATCH or -MISMATCH.
+Spec smith_waterman(const Params &params, Type type, bool table) {
     const Sizes n = sizes(params);
-    const int match = params.get_int("MATCH", 2, 0, 100), mismatch = params.get_int("MISMATCH", 3, 0, 100);
+    const int match = table ? 0 : params.get_int("MATCH", 2, 0, 100), mismatch = table ? 0 : params.get_int("MISMATCH", 3, 0, 100);
     const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
     Var i("i"), j("j"), b("b"), s("s"), t("t");
-    Input query(type, 1, "query"), subject(type, 2, "subject");
+    Input query(type, 1, "query"), subject(type, 2, "subject"), substitution(type, {24, 24}, "substitution");
     Func H(type, {i, j, b}, Place::Device, "H"), E(type, {i, j, b}, Place::Device, "E"), F(type, {i, j, b}, Place::Device, "F");
     Func Best(Place::Device, "Best");
     // Outside the matrix: H is 0 and a gap cannot be extended (a score no path takes).
@@ -39,13 +43,14 @@ Spec smith_waterman(const Params &params, Type type) {
     Expr h_diagonal = select(i > 0 && j > 0, H(i - 1, j - 1, b), zero);
     E(i, j, b) = max(select(j > 0, E(i, j - 1, b), none) - cast(type, extend), h_left - cast(type, open));
     F(i, j, b) = max(select(i > 0, F(i - 1, j, b), none) - cast(type, extend), h_up - cast(type, open));
-    Expr score = select(query(i) == subject(j, b), cast(type, match), cast(type, -mismatch));
+    Expr score = table ? substitution(query(i), subject(j, b)) : select(query(i) == subject(j, b), cast(type, match), cast(type, -mismatch));
     H(i, j, b) = max(max(zero, h_diagonal + score), max(E(i, j, b), F(i, j, b)));
     Best(b) = zero;
     Best(b) = max(Best(b), H(i, j, b));
     E.merge_ures(F, H, Best).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
     E.gpu_blocks(b);
     E.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    if (table) return Spec{Best, {query, subject, substitution}};
     return Spec{Best, {query, subject}};
 }
 
@@ -74,8 +79,10 @@ Spec edit_distance(const Params &params) {
 }  // namespace
 
 PULSE_REGISTER_SPEC("align_sw", "Smith-Waterman local alignment with affine gaps, best score per database sequence (s = i, t = i + j), int32",
-                    [](const Params &p) { return smith_waterman(p, Int(32)); });
+                    [](const Params &p) { return smith_waterman(p, Int(32), false); });
 PULSE_REGISTER_SPEC("align_sw_i16", "Smith-Waterman local alignment with affine gaps, best score per database sequence, int16",
-                    [](const Params &p) { return smith_waterman(p, Int(16)); });
+                    [](const Params &p) { return smith_waterman(p, Int(16), false); });
+PULSE_REGISTER_SPEC("align_sw_matrix", "Smith-Waterman with affine gaps, scored by a 24 x 24 substitution matrix (a table input: BLOSUM62), int32",
+                    [](const Params &p) { return smith_waterman(p, Int(32), true); });
 PULSE_REGISTER_SPEC("align_edit_distance", "edit distance per database sequence, and its table's largest entry (s = i, t = i + j)",
                     edit_distance);

@@ -34,9 +34,10 @@ protected:
     using IRVisitor::visit;
     void visit(const Call *op) override {
         if (op->call_type == Call::Image) {
-            ir::InputDecl decl{op->name, op->type, (int)op->args.size()};
+            ir::InputDecl decl{op->name, op->type, (int)op->args.size(), ir::table_extents_of(op->param)};
             auto it = inputs.find(op->name);
-            if (it != inputs.end() && (it->second.type != decl.type || it->second.dimensions != decl.dimensions)) {
+            if (it != inputs.end() && (it->second.type != decl.type || it->second.dimensions != decl.dimensions ||
+                                       it->second.table_extents != decl.table_extents)) {
                 compile_error("two different inputs are named ", op->name);
             }
             inputs[op->name] = decl;

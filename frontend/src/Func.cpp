@@ -103,6 +103,16 @@ Input::Input(Type type, int dimensions, const std::string &name) {
     param = Halide::Internal::Parameter(type, /*is_buffer=*/true, dimensions, name);
 }
 
+Input::Input(Type type, const std::vector<int> &table, const std::string &name) : Input(type, (int)table.size(), name) {
+    for (size_t d = 0; d < table.size(); d++) {
+        if (table[d] < 1) compile_error("table ", name, ": extent ", table[d], " of dimension ", d, " is not positive");
+        // The extents travel with the parameter into the compiler's IR (InputDecl::table_extents).
+        param.set_min_constraint((int)d, 0);
+        param.set_extent_constraint((int)d, table[d]);
+    }
+    extents = table;
+}
+
 Expr Input::operator()(const std::vector<Expr> &index) const {
     if ((int)index.size() != param.dimensions()) {
         compile_error("input ", name(), " has ", param.dimensions(), " dimension(s) but is read with ", index.size(),
@@ -114,7 +124,10 @@ Expr Input::operator()(const std::vector<Expr> &index) const {
         }
     }
     std::vector<Expr> args;
-    for (const Expr &e : index) args.push_back(cast<int>(e));
+    for (size_t d = 0; d < index.size(); d++) {
+        // A table's index is clamped into it: any value reads an element.
+        args.push_back(extents.empty() ? cast<int>(index[d]) : Halide::clamp(cast<int>(index[d]), 0, extents[d] - 1));
+    }
     return Halide::Internal::Call::make(param, args);
 }
 

@@ -64,6 +64,11 @@ struct StagingRecord;
 class Input {
 public:
     Input(Type type, int dimensions, const std::string &name);
+    /// A table: an input of fixed extents (`Input blosum(Int(16), {24, 24},
+    /// "blosum")`), read at any integer indices, values of other inputs
+    /// included (`blosum(query(i), subject(j, b))`). Each index is clamped to
+    /// [0, extent): a read outside the table reads its edge.
+    Input(Type type, const std::vector<int> &extents, const std::string &name);
 
     Expr operator()(const std::vector<Expr> &index) const;
     template<typename... Args>
@@ -77,9 +82,12 @@ public:
     const std::string &name() const;
     Type type() const;
     int dimensions() const;
+    /// A table's extents; empty for an input read at affine indices.
+    const std::vector<int> &table_extents() const { return extents; }
 
 private:
     Halide::Internal::Parameter param;
+    std::vector<int> extents;
 };
 
 /// `F(args)` on either side of a definition.
