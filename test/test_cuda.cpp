@@ -197,7 +197,8 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
             return found;
         };
         for (const kir::BufferArg &b : kernel.buffers) {
-            if (b.placement != kir::Placement::Global) continue;
+            // A table is read at clamped indices, with no bounds test (KernelIR.h).
+            if (b.placement != kir::Placement::Global || b.table) continue;
             const std::string access = b.name + "_data[", bounds = b.name + ".extent[";
             for (size_t at = text.find(access); at != std::string::npos; at = text.find(access, at + 1)) {
                 // Outputs are written, never read.

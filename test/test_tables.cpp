@@ -78,6 +78,7 @@ TEST_CASE("tables: a read at data-dependent indices clamps each into the table, 
         // Read where used (through L1), and all of it required of the buffer given.
         const kir::BufferArg &b = kernel.buffer("tab");
         CHECK(b.cache == kir::InputCache::L1);
+        CHECK(b.table);
         REQUIRE(b.required.size() == 2);
         REQUIRE(b.required[1].has_value());
         CHECK(Halide::Internal::equal(b.required[1]->max, Halide::Internal::make_const(Halide::Int(64), 2)));

@@ -16,7 +16,9 @@
 //     LetStmt outside any guard: every lane takes part.
 //   - Global buffers are read by `load` and written by `store`, each with its
 //     own bounds guard (the element lies inside the buffer), so a load is safe
-//     wherever it is evaluated and passes may move or merge loads freely.
+//     wherever it is evaluated and passes may move or merge loads freely. A
+//     table's loads (InputDecl::table_extents) have none: their indices are
+//     clamped into the table, which every buffer given holds (BufferArg::required).
 //   - Run-time sizes are variables BUFFER.min.D, BUFFER.extent.D and
 //     BUFFER.stride.D (Int(64)); the array instance's index in the grid is
 //     warp.index, the lane in its warp `lane`, and the warp in the array
@@ -110,6 +112,9 @@ struct BufferArg {
     bool is_output = false;
     Placement placement = Placement::Global;
     InputCache cache = InputCache::Registers;  ///< inputs only
+    /// A table input (InputDecl::table_extents): read at clamped indices,
+    /// with no bounds test; `required` asks for the whole table.
+    bool table = false;
     /// For Placement::Constant: the region [min, min + extent) per dimension
     /// the kernel reads, known at generation time; stored dense, dimension 0
     /// innermost.

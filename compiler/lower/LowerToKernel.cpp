@@ -207,14 +207,14 @@ public:
             const ir::InputDecl &d = source.input(in);
             // A table is read at data-dependent indices: where it is used, through L1.
             kernel.buffers.push_back(kir::BufferArg{d.name, d.type, d.dimensions, false, kir::Placement::Global,
-                                                    d.is_table() ? kir::InputCache::L1 : kir::InputCache::Registers, {}, {}});
+                                                    d.is_table() ? kir::InputCache::L1 : kir::InputCache::Registers, d.is_table(), {}, {}});
             auto it = regions.find(in);
             if (it == regions.end()) continue;
             for (const IndexRange &r : it->second) kernel.buffers.back().domain_reads.push_back({r.min, r.max});
         }
         for (const ir::Ure *u : source.outputs()) {
             kernel.buffers.push_back(kir::BufferArg{u->name, u->type, (int)u->output_index().size(), true,
-                                                    kir::Placement::Global, kir::InputCache::Registers, {}, {}});
+                                                    kir::Placement::Global, kir::InputCache::Registers, false, {}, {}});
         }
     }
 
@@ -841,7 +841,10 @@ private:
             std::vector<Expr> coords;
             for (const Expr &a : op->args) coords.push_back(lower_loads(a, in_domain));
             const kir::BufferArg &b = buffer(in);
-            Expr guard = kir::in_bounds(b, coords);
+            // A table's indices are clamped into it, and the host function
+            // (and the executor) refuse a buffer that does not hold all of it
+            // (BufferArg::required): its reads need no bounds test.
+            Expr guard = source.input(in).is_table() ? const_true() : kir::in_bounds(b, coords);
             if (in_domain.defined()) guard = simplify_exact(in_domain && guard);
             return kir::load(op->type, in, guard, coords);
         });
@@ -1289,8 +1292,9 @@ private:
         } else {
             s << "lane = " << program.space_var << " - " << program.pe_min;
         }
-        s << "), "
-          << program.steps() << " steps, unrolled.\n";
+        s << "), " << program.steps() << " steps, ";
+        if (period) s << "rolled: a loop over blocks of " << period << " steps.\n";
+        else s << "unrolled.\n";
         s << (kernel.warps_per_array > 1 ? "Grid: one block per" : "Grid: one warp per");
         if (plan.grid.empty()) s << " kernel (a single instance)";
         for (const kir::GridLoop &g : plan.grid) s << " " << g.var;

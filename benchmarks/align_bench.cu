@@ -1,0 +1,124 @@
+// Times Pulse's align_sw_matrix (Smith-Waterman with affine gaps, a 24 x 24
+// substitution matrix read as a table; the kernel in -I DIR,
+// benchmarks/generate_align.sh) on one query against B database sequences of
+// S residues, BLOSUM62, gap open 11 and extend 1, and a plain CUDA aligner (one
+// thread per pair, its column of H and E in local memory) in the same run;
+// checks that every best score agrees. Prints a line in words and
+// `CSV,align,<Q>,<S>,<B>,<Pulse ms>,<Pulse GCUPS>,<peer ms>,<peer GCUPS>,<check>`
+// (GCUPS: Q x S x B cells per nanosecond).
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -IDIR DIR/align_sw_matrix.cu
+//        benchmarks/align_bench.cu -o align_bench
+// usage: align_bench Q S B (Q and S as the kernel was generated for)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include "pulse_cuda.h"
+#include "align_sw_matrix.h"
+
+// NCBI's BLOSUM62 over ARNDCQEGHILKMFPSTWYVBZX*.
+static const int blosum62[24][24] = {
+    {4, -1, -2, -2, 0, -1, -1, 0, -2, -1, -1, -1, -1, -2, -1, 1, 0, -3, -2, 0, -2, -1, 0, -4},
+    {-1, 5, 0, -2, -3, 1, 0, -2, 0, -3, -2, 2, -1, -3, -2, -1, -1, -3, -2, -3, -1, 0, -1, -4},
+    {-2, 0, 6, 1, -3, 0, 0, 0, 1, -3, -3, 0, -2, -3, -2, 1, 0, -4, -2, -3, 3, 0, -1, -4},
+    {-2, -2, 1, 6, -3, 0, 2, -1, -1, -3, -4, -1, -3, -3, -1, 0, -1, -4, -3, -3, 4, 1, -1, -4},
+    {0, -3, -3, -3, 9, -3, -4, -3, -3, -1, -1, -3, -1, -2, -3, -1, -1, -2, -2, -1, -3, -3, -2, -4},
+    {-1, 1, 0, 0, -3, 5, 2, -2, 0, -3, -2, 1, 0, -3, -1, 0, -1, -2, -1, -2, 0, 3, -1, -4},
+    {-1, 0, 0, 2, -4, 2, 5, -2, 0, -3, -3, 1, -2, -3, -1, 0, -1, -3, -2, -2, 1, 4, -1, -4},
+    {0, -2, 0, -1, -3, -2, -2, 6, -2, -4, -4, -2, -3, -3, -2, 0, -2, -2, -3, -3, -1, -2, -1, -4},
+    {-2, 0, 1, -1, -3, 0, 0, -2, 8, -3, -3, -1, -2, -1, -2, -1, -2, -2, 2, -3, 0, 0, -1, -4},
+    {-1, -3, -3, -3, -1, -3, -3, -4, -3, 4, 2, -3, 1, 0, -3, -2, -1, -3, -1, 3, -3, -3, -1, -4},
+    {-1, -2, -3, -4, -1, -2, -3, -4, -3, 2, 4, -2, 2, 0, -3, -2, -1, -2, -1, 1, -4, -3, -1, -4},
+    {-1, 2, 0, -1, -3, 1, 1, -2, -1, -3, -2, 5, -1, -3, -1, 0, -1, -3, -2, -2, 0, 1, -1, -4},
+    {-1, -1, -2, -3, -1, 0, -2, -3, -2, 1, 2, -1, 5, 0, -2, -1, -1, -1, -1, 1, -3, -1, -1, -4},
+    {-2, -3, -3, -3, -2, -3, -3, -3, -1, 0, 0, -3, 0, 6, -4, -2, -2, 1, 3, -1, -3, -3, -1, -4},
+    {-1, -2, -2, -1, -3, -1, -1, -2, -2, -3, -3, -1, -2, -4, 7, -1, -1, -4, -3, -2, -2, -1, -2, -4},
+    {1, -1, 1, 0, -1, 0, 0, 0, -1, -2, -2, 0, -1, -2, -1, 4, 1, -3, -2, -2, 0, 0, 0, -4},
+    {0, -1, 0, -1, -1, -1, -1, -2, -2, -1, -1, -1, -1, -2, -1, 1, 5, -2, -2, 0, -1, -1, 0, -4},
+    {-3, -3, -4, -4, -2, -2, -3, -2, -2, -3, -2, -3, -1, 1, -4, -3, -2, 11, 2, -3, -4, -3, -2, -4},
+    {-2, -2, -2, -3, -2, -1, -2, -3, 2, -1, -1, -2, -1, 3, -3, -2, -2, 2, 7, -1, -3, -2, -1, -4},
+    {0, -3, -3, -3, -1, -2, -2, -3, -3, 3, 1, -2, 1, -1, -2, -2, 0, -3, -1, 4, -3, -2, -1, -4},
+    {-2, -1, 3, 4, -3, 0, 1, -1, 0, -3, -4, 0, -3, -3, -2, 0, -1, -4, -3, -3, 4, 1, -1, -4},
+    {-1, 0, 0, 1, -3, 3, 4, -2, 0, -3, -3, 1, -1, -3, -1, 0, -1, -3, -2, -2, 1, 4, -1, -4},
+    {0, -1, -1, -1, -2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -2, 0, 0, -2, -1, -1, -1, -1, -1, -4},
+    {-4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, 1}};
+
+constexpr int open_penalty = 11, extend_penalty = 1, max_query = 4096;
+
+// The peer: one thread per database sequence, Gotoh's recurrences down the
+// subject, the query's column of H and E in local memory.
+__global__ void align_one_thread_per_pair(const int *query, int Q, const int *subject, int S, long B, const int *matrix, int *best) {
+    __shared__ int table[24 * 24];
+    for (int k = threadIdx.x; k < 24 * 24; k += blockDim.x) table[k] = matrix[k];
+    __syncthreads();
+    const long b = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (b >= B) return;
+    int H[max_query], E[max_query];
+    for (int i = 0; i < Q; i++) H[i] = 0, E[i] = -(1 << 14);
+    int score = 0;
+    for (int j = 0; j < S; j++) {
+        const int d = subject[b * S + j];
+        int diagonal = 0, up = 0, F = -(1 << 14);  // H(i - 1, j - 1), H(i - 1, j), F(i - 1, j)
+        for (int i = 0; i < Q; i++) {
+            const int left = H[i];  // H(i, j - 1)
+            E[i] = max(E[i] - extend_penalty, left - open_penalty);
+            F = max(F - extend_penalty, up - open_penalty);
+            const int h = max(max(0, diagonal + table[d * 24 + query[i]]), max(E[i], F));
+            diagonal = left;
+            up = h;
+            H[i] = h;
+            score = max(score, h);
+        }
+    }
+    best[b] = score;
+}
+
+__global__ void residues(int *p, long n, unsigned seed) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+        p[i] = (int)(h % 20);  // the 20 amino acids
+    }
+}
+
+template <typename F> float median_ms(F f, int reps = 7) {
+    cudaEvent_t s, e; cudaEventCreate(&s); cudaEventCreate(&e);
+    f(); cudaDeviceSynchronize();
+    std::vector<float> ms;
+    for (int r = 0; r < reps; r++) { cudaEventRecord(s); f(); cudaEventRecord(e); cudaEventSynchronize(e); float t; cudaEventElapsedTime(&t, s, e); ms.push_back(t); }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) { fprintf(stderr, "usage: align_bench Q S B\n"); return 2; }
+    const int Q = atoi(argv[1]), S = atoi(argv[2]);
+    const long B = atol(argv[3]);
+    if (Q > max_query) { fprintf(stderr, "Q at most %d\n", max_query); return 2; }
+    int *query, *subject, *matrix, *best, *peer;
+    cudaMalloc(&query, Q * 4); cudaMalloc(&subject, (size_t)S * B * 4); cudaMalloc(&matrix, 24 * 24 * 4);
+    cudaMalloc(&best, B * 4); cudaMalloc(&peer, B * 4);
+    residues<<<1024, 256>>>(query, Q, 1); residues<<<1024, 256>>>(subject, (long)S * B, 2);
+    cudaMemcpy(matrix, blosum62, sizeof blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
+    cudaMemset(best, 0xff, B * 4);
+    pulse_buffer q = align_sw_matrix_query_buffer(query, B), d = align_sw_matrix_subject_buffer(subject, B),
+                 m = align_sw_matrix_substitution_buffer(matrix, B), o = align_sw_matrix_Best_buffer(best, B);
+    if (q.extent[0] != Q || d.extent[0] != S || d.extent[1] != B || o.extent[0] != B) { printf("layout mismatch: the kernel was generated for other sizes\n"); return 1; }
+    PULSE_CUDA_CHECK(align_sw_matrix(q, d, m, o, 0));
+    PULSE_CUDA_CHECK(cudaDeviceSynchronize());
+    const float pulse_ms = median_ms([&] { align_sw_matrix(q, d, m, o, 0); });
+    auto run_peer = [&] { align_one_thread_per_pair<<<(unsigned)((B + 127) / 128), 128>>>(query, Q, subject, S, B, matrix, peer); };
+    run_peer();
+    PULSE_CUDA_CHECK(cudaDeviceSynchronize());
+    const float peer_ms = median_ms(run_peer);
+    std::vector<int> got(B), want(B);
+    cudaMemcpy(got.data(), best, B * 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(want.data(), peer, B * 4, cudaMemcpyDeviceToHost);
+    long wrong = 0;
+    for (long b = 0; b < B; b++) wrong += got[b] != want[b];
+    const double cells = (double)Q * S * B;
+    printf("align Q=%d S=%d B=%ld: Pulse %.3f ms (%.1f GCUPS), one thread per pair %.3f ms (%.1f GCUPS); %s (%ld of %ld scores differ)\n", Q, S, B,
+           pulse_ms, cells / pulse_ms / 1e6, peer_ms, cells / peer_ms / 1e6, wrong ? "FAIL" : "PASS", wrong, B);
+    printf("CSV,align,%d,%d,%ld,%.4f,%.1f,%.4f,%.1f,%s\n", Q, S, B, pulse_ms, cells / pulse_ms / 1e6, peer_ms, cells / peer_ms / 1e6, wrong ? "FAIL" : "PASS");
+    return wrong ? 1 : 0;
+}
