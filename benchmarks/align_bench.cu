@@ -6,7 +6,7 @@
 // checks that every best score agrees. Prints a line in words and
 // `CSV,align,<Q>,<S>,<B>,<Pulse ms>,<Pulse GCUPS>,<peer ms>,<peer GCUPS>,<check>`
 // (GCUPS: Q x S x B cells per nanosecond).
-// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -IDIR DIR/align_sw_matrix.cu
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<pulse>/examples -IDIR DIR/align_sw_matrix.cu
 //        benchmarks/align_bench.cu -o align_bench
 // usage: align_bench Q S B (Q and S as the kernel was generated for)
 #include <algorithm>
@@ -15,33 +15,9 @@
 #include <vector>
 #include "pulse_cuda.h"
 #include "align_sw_matrix.h"
+#include "align/blosum62.h"
 
-// NCBI's BLOSUM62 over ARNDCQEGHILKMFPSTWYVBZX*.
-static const int blosum62[24][24] = {
-    {4, -1, -2, -2, 0, -1, -1, 0, -2, -1, -1, -1, -1, -2, -1, 1, 0, -3, -2, 0, -2, -1, 0, -4},
-    {-1, 5, 0, -2, -3, 1, 0, -2, 0, -3, -2, 2, -1, -3, -2, -1, -1, -3, -2, -3, -1, 0, -1, -4},
-    {-2, 0, 6, 1, -3, 0, 0, 0, 1, -3, -3, 0, -2, -3, -2, 1, 0, -4, -2, -3, 3, 0, -1, -4},
-    {-2, -2, 1, 6, -3, 0, 2, -1, -1, -3, -4, -1, -3, -3, -1, 0, -1, -4, -3, -3, 4, 1, -1, -4},
-    {0, -3, -3, -3, 9, -3, -4, -3, -3, -1, -1, -3, -1, -2, -3, -1, -1, -2, -2, -1, -3, -3, -2, -4},
-    {-1, 1, 0, 0, -3, 5, 2, -2, 0, -3, -2, 1, 0, -3, -1, 0, -1, -2, -1, -2, 0, 3, -1, -4},
-    {-1, 0, 0, 2, -4, 2, 5, -2, 0, -3, -3, 1, -2, -3, -1, 0, -1, -3, -2, -2, 1, 4, -1, -4},
-    {0, -2, 0, -1, -3, -2, -2, 6, -2, -4, -4, -2, -3, -3, -2, 0, -2, -2, -3, -3, -1, -2, -1, -4},
-    {-2, 0, 1, -1, -3, 0, 0, -2, 8, -3, -3, -1, -2, -1, -2, -1, -2, -2, 2, -3, 0, 0, -1, -4},
-    {-1, -3, -3, -3, -1, -3, -3, -4, -3, 4, 2, -3, 1, 0, -3, -2, -1, -3, -1, 3, -3, -3, -1, -4},
-    {-1, -2, -3, -4, -1, -2, -3, -4, -3, 2, 4, -2, 2, 0, -3, -2, -1, -2, -1, 1, -4, -3, -1, -4},
-    {-1, 2, 0, -1, -3, 1, 1, -2, -1, -3, -2, 5, -1, -3, -1, 0, -1, -3, -2, -2, 0, 1, -1, -4},
-    {-1, -1, -2, -3, -1, 0, -2, -3, -2, 1, 2, -1, 5, 0, -2, -1, -1, -1, -1, 1, -3, -1, -1, -4},
-    {-2, -3, -3, -3, -2, -3, -3, -3, -1, 0, 0, -3, 0, 6, -4, -2, -2, 1, 3, -1, -3, -3, -1, -4},
-    {-1, -2, -2, -1, -3, -1, -1, -2, -2, -3, -3, -1, -2, -4, 7, -1, -1, -4, -3, -2, -2, -1, -2, -4},
-    {1, -1, 1, 0, -1, 0, 0, 0, -1, -2, -2, 0, -1, -2, -1, 4, 1, -3, -2, -2, 0, 0, 0, -4},
-    {0, -1, 0, -1, -1, -1, -1, -2, -2, -1, -1, -1, -1, -2, -1, 1, 5, -2, -2, 0, -1, -1, 0, -4},
-    {-3, -3, -4, -4, -2, -2, -3, -2, -2, -3, -2, -3, -1, 1, -4, -3, -2, 11, 2, -3, -4, -3, -2, -4},
-    {-2, -2, -2, -3, -2, -1, -2, -3, 2, -1, -1, -2, -1, 3, -3, -2, -2, 2, 7, -1, -3, -2, -1, -4},
-    {0, -3, -3, -3, -1, -2, -2, -3, -3, 3, 1, -2, 1, -1, -2, -2, 0, -3, -1, 4, -3, -2, -1, -4},
-    {-2, -1, 3, 4, -3, 0, 1, -1, 0, -3, -4, 0, -3, -3, -2, 0, -1, -4, -3, -3, 4, 1, -1, -4},
-    {-1, 0, 0, 1, -3, 3, 4, -2, 0, -3, -3, 1, -1, -3, -1, 0, -1, -3, -2, -2, 1, 4, -1, -4},
-    {0, -1, -1, -1, -2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -2, 0, 0, -2, -1, -1, -1, -1, -1, -4},
-    {-4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, 1}};
+
 
 constexpr int open_penalty = 11, extend_penalty = 1, max_query = 4096;
 
@@ -99,7 +75,7 @@ int main(int argc, char **argv) {
     cudaMalloc(&query, Q * 4); cudaMalloc(&subject, (size_t)S * B * 4); cudaMalloc(&matrix, 24 * 24 * 4);
     cudaMalloc(&best, B * 4); cudaMalloc(&peer, B * 4);
     residues<<<1024, 256>>>(query, Q, 1); residues<<<1024, 256>>>(subject, (long)S * B, 2);
-    cudaMemcpy(matrix, blosum62, sizeof blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
+    cudaMemcpy(matrix, pulse_blosum62, sizeof pulse_blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
     cudaMemset(best, 0xff, B * 4);
     pulse_buffer q = align_sw_matrix_query_buffer(query, B), d = align_sw_matrix_subject_buffer(subject, B),
                  m = align_sw_matrix_substitution_buffer(matrix, B), o = align_sw_matrix_Best_buffer(best, B);

@@ -23,7 +23,7 @@ dirs=()
 for d in "$gen"/q*_s*/; do [[ -f "$d/align_sw_matrix.cu" ]] && dirs+=("${d%/}"); done
 for d in "${dirs[@]}"; do
   n="$(basename "$d")"
-  ("$nvcc" -O3 -std=c++17 -arch="$arch" -Xptxas -v -I"$gen" -I"$d" "$d/align_sw_matrix.cu" "$root/benchmarks/align_bench.cu" \
+  ("$nvcc" -O3 -std=c++17 -arch="$arch" -Xptxas -v -I"$gen" -I"$d" -I"$root/examples" "$d/align_sw_matrix.cu" "$root/benchmarks/align_bench.cu" \
      -o "$out/${n}_bench" >"$out/$n.build.log" 2>&1 &&
    "$nvcc" -O3 -std=c++17 -arch="$arch" -I"$gen" -I"$d" "$d/align_sw_matrix.cu" "$d/align_sw_matrix_check.cu" -o "$out/${n}_check" \
      >>"$out/$n.build.log" 2>&1) &

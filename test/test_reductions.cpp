@@ -15,8 +15,10 @@
 #include "lower/LowerToKernel.h"
 #include "lower/Pipeline.h"
 #include "CmBuild.h"
+#include "CroppedRun.h"
 #include "Emit.h"
 #include "TestUtil.h"
+#include "align/blosum62.h"
 
 using namespace pulse;
 using Catch::Matchers::Contains;
@@ -26,8 +28,10 @@ namespace {
 
 /// R(b) = initial; R(b) = op(R(b), select((i + 2 j) % 3 != 0, V(i, j, b)))
 /// over i in [0, I) (the PEs), j in [0, J) (t = i + j), b in [0, B); V reads x.
-ir::UreProgram reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, int B, const Expr &initial) {
-    Var i("i"), j("j"), b("b"), s("s"), t("t");
+/// `schedule` 1 tiles b by 2 (two instances unrolled in a warp, the last tile
+/// cut short), 2 splits it by 2 (a warp's per-thread loop over two).
+ir::UreProgram reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, int B, const Expr &initial, int schedule = 0) {
+    Var i("i"), j("j"), b("b"), s("s"), t("t"), bo("bo"), bi("bi");
     Input x(type, 3, "x");
     Func V(type, {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
     V(i, j, b) = x(i, j, b);
@@ -35,6 +39,8 @@ ir::UreProgram reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, 
     R(b) = ir::reduce_combine(op, R(b), select((i + 2 * j) % 3 != 0, V(i, j, b)));
     V.merge_ures(R).set_bounds(i, 0, I, j, 0, J, b, 0, B);
     V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    if (schedule == 1) V.tile(b, bo, bi, 2).gpu_blocks(bo);
+    if (schedule == 2) V.split(b, bo, bi, 2).gpu_blocks(bo);
     return R.lower();
 }
 
@@ -98,22 +104,10 @@ Halide::Buffer<> folded(Halide::Type type, ir::ReduceOp op, const Halide::Buffer
     return r;
 }
 
-/// `kernel` run by the executor on `inputs`, every output of `like` poisoned first.
-Buffers executed(kir::Kernel kernel, const Buffers &inputs, const Buffers &like) {
-    optimize_kernel(kernel);
-    Buffers run = inputs, outputs;
-    for (const auto &[name, buffer] : like) {
-        Halide::Buffer<> out = buffer.copy();
-        poison(out);
-        run[name] = out;
-    }
-    execute_kernel(kernel, run);
-    for (const auto &[name, buffer] : like) outputs[name] = run.at(name);
-    return outputs;
-}
-
 /// The interpreter, the simulator and the kernel executor (time loop
-/// unrolled and rolled) agree with `expected` bit for bit.
+/// unrolled and rolled; at the spec's sizes and at run-time sizes one
+/// smaller, the outputs poisoned and their storage watched) agree with
+/// `expected` bit for bit.
 void check_every_evaluator(const ir::UreProgram &program, const Buffers &inputs, const Buffers &expected, const std::vector<std::string> &order) {
     CHECK(compare_outputs(expected, ir::realize(program, inputs), 0) == "");
     const sys::SystolicProgram systolic = compile_to_systolic(program);
@@ -122,8 +116,10 @@ void check_every_evaluator(const ir::UreProgram &program, const Buffers &inputs,
         INFO((rolled ? "time loop rolled" : "time loop unrolled"));
         KernelOptions options;
         if (rolled) options.max_unrolled_steps = 0;
-        const kir::Kernel kernel = lower_to_kernel(systolic, program.name, order, options);
-        CHECK(compare_outputs(expected, executed(kernel, inputs, expected), 0) == "");
+        kir::Kernel kernel = lower_to_kernel(systolic, program.name, order, options);
+        optimize_kernel(kernel);
+        CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 0) == "");
+        CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 1) == "");
     }
 }
 
@@ -151,16 +147,19 @@ TEST_CASE("reduction outputs: every operator of every type equals a fold, on eve
         {Halide::Bool(), ReduceOp::And, 1},          {Halide::Float(32), ReduceOp::Min, 1000},
         {Halide::Float(32), ReduceOp::Max, NAN},     {Halide::Float(64), ReduceOp::Max, -0.0},
         {Halide::Float(64), ReduceOp::Min, INFINITY}};
-    // 5 PEs (one per lane), 37 (two on a lane, the last lane's pair cut short), 70.
+    // 5 PEs (one per lane), 37 (two on a lane, the last lane's pair cut short), 70;
+    // the instances one per warp, two unrolled in a warp, or two in turn.
+    int turn = 0;
     for (const int I : {5, 37, 70}) {
         for (const Case &c : cases) {
-            INFO(c.type << " " << ir::to_string(c.op) << " from " << c.initial << ", " << I << " PEs");
+            const int schedule = turn++ % 3;
+            INFO(c.type << " " << ir::to_string(c.op) << " from " << c.initial << ", " << I << " PEs, schedule " << schedule);
             const Scalar initial = Scalar::cast(c.type.is_float() ? Scalar::of_double(c.initial) : Scalar::of_int((int64_t)c.initial),
                                                 c.type.is_float() ? Halide::Float(64) : Halide::Int(64), c.type);
             const Expr init = c.type.is_float() ? Halide::Internal::make_const(c.type, c.initial)
                               : c.type.is_bool()  ? Halide::Internal::make_bool(c.initial != 0)
                                                   : Halide::Internal::make_const(c.type, (int64_t)c.initial);
-            const ir::UreProgram program = reduce_program(c.type, c.op, I, 7, 3, init);
+            const ir::UreProgram program = reduce_program(c.type, c.op, I, 7, 3, init, schedule);
             const Halide::Buffer<> x = random_values(c.type, I, 7, 3, 97 + I);
             const Buffers inputs{{"x", x}};
             check_every_evaluator(program, inputs, {{"R", folded(c.type, c.op, x, initial)}}, {"x"});
@@ -209,32 +208,7 @@ std::vector<int> residues(std::mt19937 &rng, int n, int letters) {
     return r;
 }
 
-/// NCBI's BLOSUM62 over the alphabet ARNDCQEGHILKMFPSTWYVBZX* (residue r is index r).
-const int blosum62[24][24] = {
-    {4, -1, -2, -2, 0, -1, -1, 0, -2, -1, -1, -1, -1, -2, -1, 1, 0, -3, -2, 0, -2, -1, 0, -4},
-    {-1, 5, 0, -2, -3, 1, 0, -2, 0, -3, -2, 2, -1, -3, -2, -1, -1, -3, -2, -3, -1, 0, -1, -4},
-    {-2, 0, 6, 1, -3, 0, 0, 0, 1, -3, -3, 0, -2, -3, -2, 1, 0, -4, -2, -3, 3, 0, -1, -4},
-    {-2, -2, 1, 6, -3, 0, 2, -1, -1, -3, -4, -1, -3, -3, -1, 0, -1, -4, -3, -3, 4, 1, -1, -4},
-    {0, -3, -3, -3, 9, -3, -4, -3, -3, -1, -1, -3, -1, -2, -3, -1, -1, -2, -2, -1, -3, -3, -2, -4},
-    {-1, 1, 0, 0, -3, 5, 2, -2, 0, -3, -2, 1, 0, -3, -1, 0, -1, -2, -1, -2, 0, 3, -1, -4},
-    {-1, 0, 0, 2, -4, 2, 5, -2, 0, -3, -3, 1, -2, -3, -1, 0, -1, -3, -2, -2, 1, 4, -1, -4},
-    {0, -2, 0, -1, -3, -2, -2, 6, -2, -4, -4, -2, -3, -3, -2, 0, -2, -2, -3, -3, -1, -2, -1, -4},
-    {-2, 0, 1, -1, -3, 0, 0, -2, 8, -3, -3, -1, -2, -1, -2, -1, -2, -2, 2, -3, 0, 0, -1, -4},
-    {-1, -3, -3, -3, -1, -3, -3, -4, -3, 4, 2, -3, 1, 0, -3, -2, -1, -3, -1, 3, -3, -3, -1, -4},
-    {-1, -2, -3, -4, -1, -2, -3, -4, -3, 2, 4, -2, 2, 0, -3, -2, -1, -2, -1, 1, -4, -3, -1, -4},
-    {-1, 2, 0, -1, -3, 1, 1, -2, -1, -3, -2, 5, -1, -3, -1, 0, -1, -3, -2, -2, 0, 1, -1, -4},
-    {-1, -1, -2, -3, -1, 0, -2, -3, -2, 1, 2, -1, 5, 0, -2, -1, -1, -1, -1, 1, -3, -1, -1, -4},
-    {-2, -3, -3, -3, -2, -3, -3, -3, -1, 0, 0, -3, 0, 6, -4, -2, -2, 1, 3, -1, -3, -3, -1, -4},
-    {-1, -2, -2, -1, -3, -1, -1, -2, -2, -3, -3, -1, -2, -4, 7, -1, -1, -4, -3, -2, -2, -1, -2, -4},
-    {1, -1, 1, 0, -1, 0, 0, 0, -1, -2, -2, 0, -1, -2, -1, 4, 1, -3, -2, -2, 0, 0, 0, -4},
-    {0, -1, 0, -1, -1, -1, -1, -2, -2, -1, -1, -1, -1, -2, -1, 1, 5, -2, -2, 0, -1, -1, 0, -4},
-    {-3, -3, -4, -4, -2, -2, -3, -2, -2, -3, -2, -3, -1, 1, -4, -3, -2, 11, 2, -3, -4, -3, -2, -4},
-    {-2, -2, -2, -3, -2, -1, -2, -3, 2, -1, -1, -2, -1, 3, -3, -2, -2, 2, 7, -1, -3, -2, -1, -4},
-    {0, -3, -3, -3, -1, -2, -2, -3, -3, 3, 1, -2, 1, -1, -2, -2, 0, -3, -1, 4, -3, -2, -1, -4},
-    {-2, -1, 3, 4, -3, 0, 1, -1, 0, -3, -4, 0, -3, -3, -2, 0, -1, -4, -3, -3, 4, 1, -1, -4},
-    {-1, 0, 0, 1, -3, 3, 4, -2, 0, -3, -3, 1, -1, -3, -1, 0, -1, -3, -2, -2, 1, 4, -1, -4},
-    {0, -1, -1, -1, -2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -2, 0, 0, -2, -1, -1, -1, -1, -1, -4},
-    {-4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, 1}};
+
 
 /// Smith-Waterman with affine gaps (Gotoh), as the textbook writes it; a
 /// pair of residues scores score(q, d).
@@ -276,7 +250,7 @@ std::pair<int, int> edit_distance(const std::vector<int> &q, const std::vector<i
 
 TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU aligners on random sequences of odd lengths", "[reductions][align]") {
     for (int a = 0; a < 24; a++)
-        for (int b = 0; b < 24; b++) REQUIRE(blosum62[a][b] == blosum62[b][a]);
+        for (int b = 0; b < 24; b++) REQUIRE(pulse_blosum62[a][b] == pulse_blosum62[b][a]);
     std::mt19937 rng(4242);
     struct Size {
         int Q, S, B;
@@ -307,7 +281,7 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
                 if (spec == "align_sw_matrix") {
                     Halide::Buffer<> table(type, {24, 24}, "substitution");
                     for (int x = 0; x < 24; x++)
-                        for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(blosum62[y][x]));
+                        for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
                     inputs["substitution"] = table;
                 }
                 Buffers expected;
@@ -323,7 +297,7 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
                     Halide::Buffer<> best(type, {n.B}, "Best");
                     for (int b = 0; b < n.B; b++) {
                         const int score = spec == "align_sw_matrix"
-                                              ? smith_waterman(q, subjects[b], [](int x, int y) { return blosum62[x][y]; }, open, extend)
+                                              ? smith_waterman(q, subjects[b], [](int x, int y) { return pulse_blosum62[x][y]; }, open, extend)
                                               : smith_waterman(q, subjects[b], [&](int x, int y) { return x == y ? match : -mismatch; }, open, extend);
                         store_element(best, {b}, Scalar::of_int(score));
                     }

@@ -11,6 +11,17 @@ using namespace Halide::Internal;
 
 namespace {
 
+/// A load whose index reads another (a table at an input's value): the inner
+/// load's guard may hold only where it stands (a constant region's,
+/// simplified on the loop's range), so neither is moved to another iteration.
+bool reads_a_load(const Call *c) {
+    bool found = false;
+    for (const Expr &a : c->args) {
+        kir::for_each_call(a, [&](const Call *inner) { found |= inner->name == kir::intrinsic::load; });
+    }
+    return found;
+}
+
 struct IssuedLoad {
     std::string name;  ///< the let that holds it
     Expr load;         ///< the pulse.load call
@@ -94,7 +105,7 @@ public:
         };
         while (const LetStmt *let = rest.as<LetStmt>()) {
             const Call *c = let->value.as<Call>();
-            if (c && c->name == kir::intrinsic::load && expr_uses_var(let->value, op->name) && !reads_chain(let->value) &&
+            if (c && c->name == kir::intrinsic::load && expr_uses_var(let->value, op->name) && !reads_chain(let->value) && !reads_a_load(c) &&
                 kernel.buffer(kir::access_of(c).buffer).placement != kir::Placement::Constant) {
                 index_of[let->name] = loads.size();
                 loads.push_back(arrays.add(let->name, let->value));
@@ -155,7 +166,7 @@ private:
             }
             void visit(const Call *c) override {
                 if (c->name == kir::intrinsic::load && kernel.buffer(kir::access_of(c).buffer).placement != kir::Placement::Constant &&
-                    expr_uses_var(Expr(c), loop) && !expr_uses_vars(Expr(c), inner) && seen.insert(Expr(c)).second) {
+                    expr_uses_var(Expr(c), loop) && !expr_uses_vars(Expr(c), inner) && !reads_a_load(c) && seen.insert(Expr(c)).second) {
                     loads.push_back(Expr(c));
                     return;
                 }

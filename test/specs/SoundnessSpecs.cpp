@@ -174,4 +174,19 @@ Spec chain_on_negative_pes(const Params &params) {
 PULSE_REGISTER_SPEC("chain_on_negative_pes", "a same-step copy chain on PEs -N + 1 .. 0 (s = -i, t = 0), its root different on each",
                     chain_on_negative_pes);
 
+/// A table read at an input's value, tab(y(j)), on a transform (s = i - j,
+/// t = j) whose inactive PEs' steps name j past y. The table's load needs no
+/// bounds test (its index is clamped), but the load of y inside its index does.
+Spec table_at_input_value(const Params &params) {
+    Var i("i"), j("j"), s("s"), t("t");
+    Input y(Int(32), 1, "y"), tab(Int(32), {9}, "tab");
+    Func A(Int(32), {i, j}, Place::Device, "A"), Out(Place::Device, "Out");
+    A(i, j) = select(i >= 1, A(i - 1, j), tab(y(j)));
+    Out(j) = select(i == 2, A(i, j));
+    A.merge_ures(Out).set_bounds(i, 0, 3, j, 0, 2);
+    A.space_time_transform({i, j}, {s, t}, {1, -1, /**/ 0, 1});
+    return Spec{Out, {y, tab}};
+}
+PULSE_REGISTER_SPEC("table_at_input_value", "a table read at an input's value, tab(y(j)), where inactive PEs name j past y", table_at_input_value);
+
 }  // namespace

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,10 @@ public:
     /// included (`blosum(query(i), subject(j, b))`). Each index is clamped to
     /// [0, extent): a read outside the table reads its edge.
     Input(Type type, const std::vector<int> &extents, const std::string &name);
+    /// The same, so that a braced list is a table's extents: `{9}` is a 1-D
+    /// table of 9, not 9 dimensions.
+    Input(Type type, std::initializer_list<int> extents, const std::string &name)
+        : Input(type, std::vector<int>(extents), name) {}
 
     Expr operator()(const std::vector<Expr> &index) const;
     template<typename... Args>
