@@ -1,5 +1,7 @@
 #include "CroppedRun.h"
 
+#include <cstring>
+
 #include <cmath>
 #include <map>
 
@@ -30,9 +32,10 @@ bool still_poisoned(const Halide::Buffer<> &part) {
         }
         return all_nan;
     }
-    Halide::Buffer<> poisoned = part.copy();
+    // Byte by byte: a bool's poison byte and a written true read alike as values.
+    Halide::Buffer<> poisoned = part.copy(), dense = part.copy();
     poison(poisoned);
-    return compare_outputs(Buffers{{"part", poisoned}}, Buffers{{"part", part.copy()}}).empty();
+    return std::memcmp(poisoned.data(), dense.data(), dense.size_in_bytes()) == 0;
 }
 
 }  // namespace

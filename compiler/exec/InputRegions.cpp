@@ -65,12 +65,17 @@ const uint8_t *element_bytes(const Halide::Buffer<> &b, const std::vector<int> &
 Scalar load_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {
     return dispatch(b.type(), [&](auto tag) {
         using T = decltype(tag);
-        const T v = *element_address<T>(b, coords);
-        if constexpr (std::is_same_v<T, bool>) return Scalar::of_bool(v);
-        else if constexpr (std::is_same_v<T, float>) return Scalar::of_float(v);
-        else if constexpr (std::is_same_v<T, double>) return Scalar::of_double(v);
-        else if constexpr (std::is_signed_v<T>) return Scalar::of_int(v);
-        else return Scalar::of_uint(v);
+        // A bool's byte is read as a byte: any other than 0 is true (a buffer
+        // poisoned with another byte, or written by other code, is no bool).
+        if constexpr (std::is_same_v<T, bool>) {
+            return Scalar::of_bool(*element_address<uint8_t>(b, coords) != 0);
+        } else {
+            const T v = *element_address<T>(b, coords);
+            if constexpr (std::is_same_v<T, float>) return Scalar::of_float(v);
+            else if constexpr (std::is_same_v<T, double>) return Scalar::of_double(v);
+            else if constexpr (std::is_signed_v<T>) return Scalar::of_int(v);
+            else return Scalar::of_uint(v);
+        }
     });
 }
 

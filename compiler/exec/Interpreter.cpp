@@ -1,15 +1,12 @@
 #include "exec/Interpreter.h"
 
 #include <optional>
-
-#include "exec/Reduce.h"
-
-#include "ir/Affine.h"
-
 #include <sstream>
 
 #include "exec/ExprCompiler.h"
 #include "exec/InputRegions.h"
+#include "exec/Reduce.h"
+#include "ir/Affine.h"
 #include "ir/ExactSimplify.h"
 
 namespace pulse {
