@@ -57,14 +57,8 @@ __global__ void residues(int *p, long n, unsigned seed) {
     }
 }
 
-template <typename F> float median_ms(F f, int reps = 7) {
-    cudaEvent_t s, e; cudaEventCreate(&s); cudaEventCreate(&e);
-    f(); cudaDeviceSynchronize();
-    std::vector<float> ms;
-    for (int r = 0; r < reps; r++) { cudaEventRecord(s); f(); cudaEventRecord(e); cudaEventSynchronize(e); float t; cudaEventElapsedTime(&t, s, e); ms.push_back(t); }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
+/// The median of `reps` timed runs after one untimed (pulse_cuda.h's timer).
+template <typename F> float median_ms(F f, int reps = 7) { return (float)pulse::cuda::time_median_ms(f, 1, reps); }
 
 int main(int argc, char **argv) {
     if (argc != 4) { fprintf(stderr, "usage: align_bench Q S B\n"); return 2; }

@@ -31,14 +31,8 @@ __global__ void fma_peak(float *out, int iters) {
     }
     if (a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 == 1234.5f) out[0] = 1;
 }
-template <typename F> float median_ms(F f, int reps = 9) {
-    cudaEvent_t s, e; cudaEventCreate(&s); cudaEventCreate(&e);
-    f(); cudaDeviceSynchronize();
-    std::vector<float> ms;
-    for (int r = 0; r < reps; r++) { cudaEventRecord(s); f(); cudaEventRecord(e); cudaEventSynchronize(e); float t; cudaEventElapsedTime(&t, s, e); ms.push_back(t); }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
+/// The median of `reps` timed runs after one untimed (pulse_cuda.h's timer).
+template <typename F> float median_ms(F f, int reps = 9) { return (float)pulse::cuda::time_median_ms(f, 1, reps); }
 int main(int argc, char **argv) {
     const long M = atol(argv[1]), N = atol(argv[2]), K = atol(argv[3]), I = atol(argv[4]);
     const long instances = M / I;
