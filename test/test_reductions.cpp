@@ -29,7 +29,8 @@ namespace {
 /// R(b) = initial; R(b) = op(R(b), select((i + 2 j) % 3 != 0, V(i, j, b)))
 /// over i in [0, I) (the PEs), j in [0, J) (t = i + j), b in [0, B); V reads x.
 /// `schedule` 1 tiles b by 2 (two instances unrolled in a warp, the last tile
-/// cut short), 2 splits it by 2 (a warp's per-thread loop over two).
+/// cut short), 2 splits it by 2 (a warp's per-thread loop over two), 3 splits
+/// it by 2 and runs the array over the warps of a block (gpu_threads).
 ir::UreProgram reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, int B, const Expr &initial, int schedule = 0) {
     Var i("i"), j("j"), b("b"), s("s"), t("t"), bo("bo"), bi("bi");
     Input x(type, 3, "x");
@@ -40,7 +41,8 @@ ir::UreProgram reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, 
     V.merge_ures(R).set_bounds(i, 0, I, j, 0, J, b, 0, B);
     V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
     if (schedule == 1) V.tile(b, bo, bi, 2).gpu_blocks(bo);
-    if (schedule == 2) V.split(b, bo, bi, 2).gpu_blocks(bo);
+    if (schedule == 2 || schedule == 3) V.split(b, bo, bi, 2).gpu_blocks(bo);
+    if (schedule == 3) V.gpu_threads(s);
     return R.lower();
 }
 
@@ -107,15 +109,18 @@ Halide::Buffer<> folded(Halide::Type type, ir::ReduceOp op, const Halide::Buffer
 /// The interpreter, the simulator and the kernel executor (time loop
 /// unrolled and rolled; at the spec's sizes and at run-time sizes one
 /// smaller, the outputs poisoned and their storage watched) agree with
-/// `expected` bit for bit.
-void check_every_evaluator(const ir::UreProgram &program, const Buffers &inputs, const Buffers &expected, const std::vector<std::string> &order) {
+/// `expected` bit for bit. `pes_per_thread`: KernelOptions::pes_per_thread;
+/// `unrolled_steps`: the most steps the "unrolled" kernel unrolls.
+void check_every_evaluator(const ir::UreProgram &program, const Buffers &inputs, const Buffers &expected, const std::vector<std::string> &order,
+                           int64_t pes_per_thread = 0, int64_t unrolled_steps = KernelOptions().max_unrolled_steps) {
     CHECK(compare_outputs(expected, ir::realize(program, inputs), 0) == "");
     const sys::SystolicProgram systolic = compile_to_systolic(program);
     CHECK(compare_outputs(expected, simulate(systolic, inputs), 0) == "");
     for (bool rolled : {false, true}) {
         INFO((rolled ? "time loop rolled" : "time loop unrolled"));
         KernelOptions options;
-        if (rolled) options.max_unrolled_steps = 0;
+        options.max_unrolled_steps = rolled ? 0 : unrolled_steps;
+        options.pes_per_thread = pes_per_thread;
         kir::Kernel kernel = lower_to_kernel(systolic, program.name, order, options);
         optimize_kernel(kernel);
         CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 0) == "");
@@ -163,6 +168,31 @@ TEST_CASE("reduction outputs: every operator of every type equals a fold, on eve
             const Halide::Buffer<> x = random_values(c.type, I, 7, 3, 97 + I);
             const Buffers inputs{{"x", x}};
             check_every_evaluator(program, inputs, {{"R", folded(c.type, c.op, x, initial)}}, {"x"});
+        }
+    }
+}
+
+TEST_CASE("reduction outputs on an array over the warps of a block: each warp's tree, then thread 0 folds the warps' totals", "[reductions]") {
+    using ir::ReduceOp;
+    // 70 PEs: 3 warps of one PE per thread (the last with 6 in use), or 2
+    // PEs per thread (2 warps, 35 threads in use), or 8 (one warp of a
+    // block); two instances in turn per block (split), so the second barrier
+    // keeps the next instance's totals from overwriting the first's.
+    for (const int64_t per_thread : {0, 2, 8}) {
+        for (const auto &[type, op] : {std::pair{Halide::Int(32), ReduceOp::Max}, {Halide::UInt(8), ReduceOp::Add}, {Halide::Bool(), ReduceOp::Or},
+                                       {Halide::Float(64), ReduceOp::Min}}) {
+            INFO(type << " " << ir::to_string(op) << ", " << per_thread << " PEs per thread");
+            const double start = type.is_bool() ? 0 : 3;
+            const Scalar initial = Scalar::cast(Scalar::of_double(start), Halide::Float(64), type);
+            const Expr init = type.is_bool() ? Halide::Internal::make_bool(false) : Halide::Internal::make_const(type, start);
+            const ir::UreProgram program = reduce_program(type, op, 70, 5, 3, init, 3);
+            const Halide::Buffer<> x = random_values(type, 70, 5, 3, 311);
+            const Buffers inputs{{"x", x}};
+            check_every_evaluator(program, inputs, {{"R", folded(type, op, x, initial)}}, {"x"}, per_thread);
+            KernelOptions options;
+            options.pes_per_thread = per_thread;
+            const kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "R", {"x"}, options);
+            CHECK(kernel.warps_per_array == (per_thread == 0 ? 3 : per_thread == 2 ? 2 : 1));
         }
     }
 }
@@ -255,7 +285,9 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
     struct Size {
         int Q, S, B;
     };
-    for (const Size n : {Size{1, 1, 3}, Size{1, 9, 2}, Size{7, 1, 2}, Size{13, 29, 5}, Size{31, 17, 3}, Size{45, 11, 2}, Size{97, 23, 2}}) {
+    // Past 256 residues the query runs over the warps of a block (3 PEs per thread: 3 warps).
+    for (const Size n : {Size{1, 1, 3}, Size{1, 9, 2}, Size{7, 1, 2}, Size{13, 29, 5}, Size{31, 17, 3}, Size{45, 11, 2}, Size{97, 23, 2},
+                         Size{261, 5, 2}}) {
         for (const int letters : {3, 24}) {
             INFO("Q=" << n.Q << " S=" << n.S << " B=" << n.B << ", " << letters << " letters");
             const std::vector<int> q = residues(rng, n.Q, letters);
@@ -305,7 +337,9 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
                 }
                 std::vector<std::string> order{"query", "subject"};
                 if (spec == "align_sw_matrix") order.push_back("substitution");
-                check_every_evaluator(program, inputs, expected, order);
+                // (the long query's 265 steps on 3 warps rolled by blocks of 64: unrolled, its kernel takes a minute to optimize)
+                if (n.Q > 256) check_every_evaluator(program, inputs, expected, order, 3, 64);
+                else check_every_evaluator(program, inputs, expected, order);
             }
         }
     }
@@ -389,15 +423,20 @@ TEST_CASE("reduction outputs: what is not a reduction, or not lowered, is refuse
                                      Contains("index it by loops outside the array only"));
         }
     }
-    SECTION("a reduction on an array over several warps is refused") {
+    SECTION("PEs per thread on an array of one warp, or more than a block holds") {
         Func V(Int(32), {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
         V(i, j, b) = y(i + j, b);
         R(b) = 0;
         R(b) = max(R(b), V(i, j, b));
         V.merge_ures(R).set_bounds(i, 0, 40, j, 0, 3, b, 0, 2);
         V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        KernelOptions options;
+        options.pes_per_thread = 2;
+        CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(R.lower()), "one_warp", {"y"}, options),
+                          Contains("pes_per_thread (--pes-per-thread=2)") && Contains("add gpu_threads(s)"));
         V.gpu_threads(s);
-        CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(R.lower()), "warps", {"y"}),
-                          Contains("reduction output R on an array of 2 warps") && Contains("drop gpu_threads"));
+        options.pes_per_thread = 9;
+        CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(R.lower()), "nine", {"y"}, options),
+                          Contains("a block runs at most 8192") && Contains("with 9 PEs per thread"));
     }
 }

@@ -72,6 +72,8 @@ const char *driver_usage_text() {
            "                      an SM (the compiler spills beyond; an occupancy choice, 1 to 32)\n"
            "  --max-shared-bytes=N  CUDA: shared memory a block's arrays may take (default 49152); past it the\n"
            "                      kernel uses dynamic shared memory, up to 232448 (227 KiB, sm_90's opt-in limit)\n"
+           "  --pes-per-thread=N  an array over the warps of a block (gpu_threads): N PEs per thread, 1 to 8 (default:\n"
+           "                      one up to 1024 PEs, else the fewest that fit a block)\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
            "  --strided-first-dimension  CUDA: index dimension 0 of the buffers by its run-time stride and accept any\n"
            "                      (default: dense, stride 1, as Halide; the host function refuses another)\n"
@@ -125,6 +127,16 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
                           "] (227 KiB: the most a block may opt in to on sm_90)");
         }
         a.max_shared_bytes = n;
+    }
+    else if (flag.rfind("--pes-per-thread=", 0) == 0) {
+        std::string v = flag.substr(17);
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno || n < 1 || n > max_pes_per_lane) {
+            compile_error("--pes-per-thread=", v, ": expected a count in [1, ", max_pes_per_lane, "]");
+        }
+        a.pes_per_thread = n;
     }
     else if (flag.rfind("--unroll-steps=", 0) == 0) {
         std::string v = flag.substr(15);
@@ -287,6 +299,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     options.dense_first_dimension = !a.strided_first_dimension;
     options.min_blocks_per_sm = a.min_blocks_per_sm;
     if (a.max_shared_bytes) options.max_shared_bytes = a.max_shared_bytes;
+    options.pes_per_thread = a.pes_per_thread;
     const std::string name = a.kernel_name.empty() ? default_name : a.kernel_name;
     for (const Target &target : targets) {
         // The kernel IR of this target, lowered and optimized once for every action that needs it.

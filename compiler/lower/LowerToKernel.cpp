@@ -383,13 +383,27 @@ private:
         const int64_t groups = (program.pe_count + kir::warp_size - 1) / kir::warp_size;
         const std::string pes = std::to_string(program.pe_count) + " PEs (" + program.space_var + " in [" +
                                 std::to_string(program.pe_min) + ", " + std::to_string(program.pe_min + program.pe_count - 1) + "])";
+        if (options.pes_per_thread > 0 && !threads) {
+            compile_error("kernel ", name, ": pes_per_thread (--pes-per-thread=", options.pes_per_thread, ") sets the PEs of each thread of an ",
+                          "array over the warps of a block; this array runs on one warp (", groups, " PEs per lane): add gpu_threads(", space,
+                          ") to the schedule, or drop the option");
+        }
         if (threads) {
-            if (groups > kir::max_warps_per_array) {
+            // One PE per thread up to a block's threads, else the fewest PEs
+            // per thread that fit a block; or as many as the option asks.
+            const int64_t block = kir::max_warps_per_array * kir::warp_size;
+            const int64_t per_thread = options.pes_per_thread > 0 ? options.pes_per_thread : (program.pe_count + block - 1) / block;
+            const int64_t warps = (program.pe_count + kir::warp_size * per_thread - 1) / (kir::warp_size * per_thread);
+            if (per_thread > max_pes_per_lane || warps > kir::max_warps_per_array) {
                 refuse(Refusal::TooManyPes, "", "kernel ", name, ": gpu_threads(", space, "): the array has ", pes, "; a block runs at most ",
-                              kir::max_warps_per_array * kir::warp_size, " (", kir::max_warps_per_array, " warps)",
-                              fits_warp_hint(source, kir::max_warps_per_array * kir::warp_size));
+                       max_pes_per_lane * block, " (", kir::max_warps_per_array, " warps, ", max_pes_per_lane, " PEs per thread)",
+                       options.pes_per_thread > 0 ? "; with " + std::to_string(per_thread) + " PEs per thread (--pes-per-thread), " +
+                                                        std::to_string(warps) + " warps: give each thread more PEs (up to " +
+                                                        std::to_string(max_pes_per_lane) + ")"
+                                                  : fits_warp_hint(source, max_pes_per_lane * block));
             }
-            kernel.warps_per_array = (int)groups;
+            kernel.warps_per_array = (int)warps;
+            kernel.pes_per_lane = per_thread;
         } else {
             if (groups > max_pes_per_lane) {
                 refuse(Refusal::TooManyPes, "", "kernel ", name, ": the array has ", pes, "; a warp runs at most ", max_pes_per_lane * kir::warp_size,
@@ -971,25 +985,33 @@ private:
                            "index it by loops outside the array only (reduce over every loop of the space-time transform)");
                 }
             }
-            if (kernel.warps_per_array > 1) {
-                refuse(Refusal::ReductionNotLowered, u.name, "kernel ", name, ": reduction output ", u.name, " on an array of ", kernel.warps_per_array,
-                       " warps: reductions are lowered on arrays of one warp; drop gpu_threads or keep the array within 32 threads");
-            }
             accumulators[st.ure] = names.fresh(st.ure, "reduce");
+        }
+        if (kernel.warps_per_array > 1) {
+            for (const auto &[ure, acc] : accumulators) warp_totals[ure] = names.fresh(acc, "warps");
         }
     }
 
+    /// An array of several warps: reduction output -> the shared array where
+    /// lane 0 of each warp leaves its warp's totals (an element per copy and warp).
+    std::map<std::string, std::string> warp_totals;
+
     /// The instance's steps between the accumulators' identities and each
-    /// copy's reduction over the lanes (a tree of shuffles down, lanes past
-    /// the array's threads adding the identity), which lane 0 combines with
-    /// the element's initial value and stores.
+    /// copy's reduction over the lanes (a tree of shuffles down, threads past
+    /// those in use adding the identity), which lane 0 combines with the
+    /// element's initial value and stores. On an array of several warps,
+    /// lane 0 of each warp leaves its warp's total in shared memory, and
+    /// thread 0 folds them in warp order after a barrier (a second barrier
+    /// keeps the next instance's totals from overwriting them early).
     Stmt with_reductions(const Stmt &steps) {
         if (accumulators.empty()) return steps;
-        std::vector<Stmt> first, last;
+        std::vector<Stmt> first, last, folds;
         const Expr lane = Variable::make(Int(32), kir::lane_var);
+        const Expr thread = kir::array_thread(kernel);
+        const int warps = kernel.warps_per_array;
         const int64_t threads = kernel.threads_in_use();
         int64_t span = 1;
-        while (span < threads) span *= 2;
+        while (span < std::min<int64_t>(threads, kir::warp_size)) span *= 2;
         for (const sys::Statement &st : program.statements) {
             if (!st.reduction) continue;
             const std::string &acc = accumulators.at(st.ure);
@@ -1001,20 +1023,47 @@ private:
                 for (int64_t d = span / 2; d >= 1; d /= 2) {
                     const std::string moved = names.fresh(acc + c.tag, "down", d), sum = names.fresh(acc + c.tag, "tree", d);
                     items.push_back({moved, kir::shuffle(kir::intrinsic::shfl_down, total, make_const(Int(32), d)), Stmt()});
-                    Expr from = select(lane + (int)d < (int)threads, Variable::make(st.type, moved), identity);
+                    const Expr in_use = simplify_exact(lane + (int)d < kir::warp_size && thread + (int)d < (int)threads);
+                    Expr from = select(in_use, Variable::make(st.type, moved), identity);
                     items.push_back({sum, ir::reduce_combine(st.reduction->op, total, from), Stmt()});
                     total = Variable::make(st.type, sum);
                 }
                 std::vector<Expr> coords;
                 for (const Expr &i : st.output_index) coords.push_back(simplify_exact(substitute(c.values, i)));
-                const Expr value = ir::reduce_combine(st.reduction->op, simplify_exact(substitute(c.values, st.reduction->initial)), total);
-                const Stmt store = kir::store(st.ure, kir::in_bounds(buffer(st.ure), coords), value, coords);
-                last.push_back(build(items, IfThenElse::make(lane == 0, store)));
+                const Expr initial = simplify_exact(substitute(c.values, st.reduction->initial));
+                if (warps == 1) {
+                    const Expr value = ir::reduce_combine(st.reduction->op, initial, total);
+                    const Stmt store = kir::store(st.ure, kir::in_bounds(buffer(st.ure), coords), value, coords);
+                    last.push_back(build(items, IfThenElse::make(lane == 0, store)));
+                    continue;
+                }
+                const Expr warp = Variable::make(Int(32), kir::array_warp_var);
+                const std::string &shared = warp_totals.at(st.ure);
+                const int base = (int)c.index * warps;
+                last.push_back(build(items, IfThenElse::make(lane == 0, Store::make(shared, total, warp + base, Parameter(),
+                                                                                    const_true(), ModulusRemainder()))));
+                Expr value = initial;
+                for (int w = 0; w < warps; w++) {
+                    const Expr partial = Load::make(st.type, shared, make_const(Int(32), base + w), Buffer<>(), Parameter(),
+                                                    const_true(), ModulusRemainder());
+                    value = ir::reduce_combine(st.reduction->op, value, partial);
+                }
+                folds.push_back(kir::store(st.ure, kir::in_bounds(buffer(st.ure), coords), simplify_exact(value), coords));
             }
+        }
+        if (warps > 1) {
+            last.push_back(kir::barrier());
+            last.push_back(IfThenElse::make(thread == 0, Block::make(folds)));
+            last.push_back(kir::barrier());
         }
         Stmt body = Block::make(Block::make(first), Block::make({steps, Block::make(last)}));
         for (const sys::Statement &st : program.statements) {
-            if (st.reduction) body = kir::allocate_registers(accumulators.at(st.ure), st.type, (int)copy_count, body);
+            if (!st.reduction) continue;
+            body = kir::allocate_registers(accumulators.at(st.ure), st.type, (int)copy_count, body);
+            if (warps > 1) {
+                body = Allocate::make(warp_totals.at(st.ure), st.type, Halide::MemoryType::GPUShared,
+                                      {make_const(Int(32), copy_count * warps)}, const_true(), body);
+            }
         }
         return body;
     }
@@ -1280,7 +1329,10 @@ private:
             s << "\n";
         }
         s << "Array: " << program.pe_count << " PEs (";
-        if (kernel.warps_per_array > 1) {
+        if (kernel.warps_per_array > 1 && kernel.pes_per_lane > 1) {
+            s << kernel.warps_per_array << " warps of a block, " << kernel.pes_per_lane << " PEs per thread: 32 * warp + lane = ("
+              << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane << "; moves across warps through shared memory";
+        } else if (kernel.warps_per_array > 1) {
             s << kernel.warps_per_array << " warps of a block, one PE per thread: 32 * warp + lane = " << program.space_var << " - "
               << program.pe_min << "; moves across warps through shared memory";
         } else if (kernel.interleaved_rows) {

@@ -67,6 +67,11 @@ struct KernelOptions {
     /// memory indexed as dense (the host function refuses other strides);
     /// false (--strided-first-dimension) indexes it by its run-time stride.
     bool dense_first_dimension = true;
+    /// PEs each thread of a linear array over the warps of a block
+    /// (gpu_threads) runs, blocked as on one warp: fewer threads, fewer
+    /// moves through shared memory and more registers per thread. 0: one
+    /// per thread up to a block's 1024 threads, else the fewest that fit.
+    int64_t pes_per_thread = 0;
 };
 
 /// Lowers `program` to a kernel named `name` whose inputs come in

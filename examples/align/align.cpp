@@ -17,7 +17,7 @@ struct Sizes {
 };
 
 Sizes sizes(const Params &params) {
-    return {params.get_int("Q", 24, 1, 256),         // query residues (PEs)
+    return {params.get_int("Q", 24, 1, 8192),        // query residues (PEs)
             params.get_int("S", 13, 1, 1 << 16),     // residues of each database sequence
             params.get_int("B", 5, 1, 1 << 24)};     // database sequences (array instances)
 }
@@ -50,6 +50,8 @@ Spec smith_waterman(const Params &params, Type type, bool table) {
     E.merge_ures(F, H, Best).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
     E.gpu_blocks(b);
     E.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    // A query past a warp's 256 PEs (8 per lane) runs over the warps of a block.
+    if (params.get_int("THREADS", n.Q > 256, 0, 1)) E.gpu_threads(s);
     if (table) return Spec{Best, {query, subject, substitution}};
     return Spec{Best, {query, subject}};
 }
@@ -73,6 +75,7 @@ Spec edit_distance(const Params &params) {
     D.merge_ures(Dist, Worst).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
     D.gpu_blocks(b);
     D.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    if (params.get_int("THREADS", n.Q > 256, 0, 1)) D.gpu_threads(s);
     return Spec{Dist, {query, subject}};
 }
 
