@@ -48,7 +48,7 @@ variants=(
   "align align_sw align_sw_q200 Q=200 S=301 B=1001 MATCH=5 MISMATCH=4"
   "align align_edit_distance align_edit_distance_q70 Q=70 S=123 B=517"
   "align align_sw_matrix align_sw_matrix_q1100 Q=1100 S=301 B=333"
-  "align align_edit_distance align_edit_distance_q300 Q=300 S=77 B=129"
+  "align align_edit_distance align_edit_distance_q1030 Q=1030 S=77 B=129"
 )
 for entry in "${variants[@]}"; do
   read -r program spec name settings <<<"$entry"

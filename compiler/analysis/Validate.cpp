@@ -305,6 +305,8 @@ TransformCheck TransformChecker::check(const ir::SpaceTimeTransform &transform, 
     }
 
     // Data availability: a value must be produced no later than it is read.
+    const bool rows_on_slots = space_rows == 2 && schedule.gpu_threads.empty();
+    auto along_slots = [&](const std::vector<int64_t> &dp) { return rows_on_slots && dp[0] == 0 && dp[1] > 0; };
     for (size_t k = 0; k < timings.size(); k++) {
         const DependenceTiming &timing = timings[k];
         const DependenceModel &dm = models[k];
@@ -314,14 +316,19 @@ TransformCheck TransformChecker::check(const ir::SpaceTimeTransform &transform, 
         if (!timing.taken || zero) continue;
         const int64_t needed = dep.is_copy ? 0 : 1;
         if (timing.dt >= needed) continue;
+        // A 2-D array on (lanes, register slots) computes a step's slots of
+        // a lane in ascending order: a read of a lower slot of the same lane
+        // in the same step (dp = (0, d > 0)) is computed before it.
+        if (timing.dt == 0 && along_slots(dm.dp)) continue;
         std::ostringstream why;
         if (dep.is_copy) {
             why << "a copy chain may take zero steps (a broadcast) but not go back in time: the time row must "
                    "not give this dependence a negative number of steps: s·d >= 0";
         } else if (timing.dt == 0) {
             why << "the value would be read in the step that computes it; dt = 0 (a broadcast) is allowed only "
-                   "for a pure copy V(x) = V(x - d); the time row must give this dependence at least one step: "
-                   "s·d >= 1";
+                   "for a pure copy V(x) = V(x - d), or, on a 2-D array whose second row runs on each lane's "
+                   "register slots (no gpu_threads), from a lower slot of the same lane (dp = (0, d), d > 0); the "
+                   "time row must give this dependence at least one step: s·d >= 1";
         } else {
             why << "the value would be read " << -timing.dt << " step(s) before it is computed: the time row "
                 << "must give this dependence at least one step: s·d >= 1";

@@ -1230,9 +1230,22 @@ private:
                 for (const sys::Tap &tap : sys::taps_in(generic)) {
                     if (tap.dt == 0 && tap.dp != 0) chains.push_back(tap);
                 }
+                // A 2-D array's chain along its register slots (the validator
+                // accepts dt = 0 from a lower slot of the same lane): the
+                // slots run in ascending order, so each source is a value of
+                // this step already computed.
+                std::vector<sys::Tap> here;
+                for (const sys::Tap &tap : sys::taps_in(value)) {
+                    if (tap.dt == 0 && tap.dp != 0 && !tap.crosses_instances()) here.push_back(tap);
+                }
+                const bool along_slots = !chains.empty() && slots > 1 && program.is_two_dimensional() && !program.rows_on_warps &&
+                                         std::all_of(here.begin(), here.end(), [&](const sys::Tap &tap) { return tap.dp > 0 && tap.dp <= j; });
                 Expr result;
                 const std::string own_name = ssa(st.ure, copy, position, j);
-                if (chains.empty()) {
+                if (along_slots) {
+                    for (const sys::Tap &tap : here) value = replace_tap(value, tap, neighbour(tap.var, position, tap.dp, j));
+                    result = lower_loads(resolve_earlier(value, j), in_domain(j));
+                } else if (chains.empty()) {
                     // A copy chain is planned on where the value is defined; without one
                     // the undefined side's test can go.
                     result = lower_loads(resolve_earlier(drop_undefined_branches(with_undefined), j), in_domain(j));

@@ -89,3 +89,49 @@ PULSE_REGISTER_SPEC("align_sw_matrix", "Smith-Waterman with affine gaps, scored 
                     [](const Params &p) { return smith_waterman(p, Int(32), true); });
 PULSE_REGISTER_SPEC("align_edit_distance", "edit distance per database sequence, and its table's largest entry (s = i, t = i + j)",
                     edit_distance);
+
+namespace {
+
+/// Smith-Waterman as align_sw_matrix, the query split into blocks of K
+/// residues: residue i = K * io + ii on lane io, register slot ii (a 2-D
+/// array, s1 = io on the lanes, s2 = ii on the slots), the subject streaming
+/// along t = io + j. A lane computes its K cells of one subject residue in
+/// one step, each from the one below it in the same step (a chain along the
+/// slots, in registers), so the wavefront crosses Q / K lanes, not Q PEs:
+/// Q / K + S - 1 steps where the linear array (s = i, t = i + j) takes Q + S - 1.
+Spec smith_waterman_blocked(const Params &params) {
+    const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
+    const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
+    const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
+    const int lanes = (Q + K - 1) / K;
+    Var ii("ii"), io("io"), j("j"), b("b"), s1("s1"), s2("s2"), t("t");
+    Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject"), substitution(Int(32), {24, 24}, "substitution");
+    Func H(Int(32), {ii, io, j, b}, Place::Device, "H"), E(Int(32), {ii, io, j, b}, Place::Device, "E"),
+        F(Int(32), {ii, io, j, b}, Place::Device, "F");
+    Func Best(Place::Device, "Best");
+    const Expr none = -(1 << 14), zero = 0;
+    // The residue below (i - 1): the slot below on this lane, or the last slot of the lane below.
+    auto below = [&](Func &f, const Expr &dj, const Expr &outside) {
+        return select(ii > 0, f(ii - 1, io, j - dj, b), select(io > 0, f(ii + (K - 1), io - 1, j - dj, b), outside));
+    };
+    Expr h_left = select(j > 0, H(ii, io, j - 1, b), zero);
+    Expr h_up = below(H, 0, zero);
+    Expr h_diagonal = select(j > 0, below(H, 1, zero), zero);
+    E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - extend, h_left - open);
+    F(ii, io, j, b) = max(below(F, 0, none) - extend, h_up - open);
+    Expr score = substitution(query(io * K + ii), subject(j, b));
+    H(ii, io, j, b) = max(max(zero, h_diagonal + score), max(E(ii, io, j, b), F(ii, io, j, b)));
+    Best(b) = zero;
+    Best(b) = max(Best(b), H(ii, io, j, b));
+    E.merge_ures(F, H, Best).set_bounds(ii, 0, K, io, 0, lanes, j, 0, S, b, 0, B);
+    if (lanes * K != Q) E.where(io * K + ii < Q);
+    E.gpu_blocks(b);
+    E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
+    return Spec{Best, {query, subject, substitution}};
+}
+
+}  // namespace
+
+PULSE_REGISTER_SPEC("align_sw_blocked", "Smith-Waterman with affine gaps and a 24 x 24 substitution matrix, K query residues per lane "
+                    "computed in one step (a 2-D array: the wavefront crosses the lanes, not the residues), int32",
+                    smith_waterman_blocked);
