@@ -132,6 +132,13 @@ BruteResult brute_force(const ir::UreProgram &program) {
         const BruteDependence &bd = result.dependences[k];
         bool zero = std::all_of(dep.distance.begin(), dep.distance.end(), [](int64_t v) { return v == 0; });
         if (!bd.taken || zero) continue;
+        // A 2-D array on (lanes, register slots) runs a lane's slots in
+        // ascending order within a step: a read of a lower slot of its lane
+        // (no move along the first row, a positive one along the second) in
+        // the same step is available.
+        const bool lower_slot = transform.matrix.size() == 3 && program.schedule.gpu_threads.empty() && bd.dp == 0 &&
+                                row_dot(transform.matrix[1], dep.distance) > 0;
+        if (bd.dt == 0 && lower_slot) continue;
         if (bd.dt < (dep.is_copy ? 0 : 1)) {
             result.verdict = Verdict::Data;
             result.culprit = &dep;

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "analysis/Report.h"
+#include "analysis/Validate.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
 #include "lower/LowerToKernel.h"
@@ -257,5 +258,63 @@ TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, 
             CHECK(kernel.pes_per_lane == (c.warps ? 1 : c.R));
             CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, out)}}, 0) == "");
         }
+    }
+}
+
+namespace {
+
+/// A running sum along ii, carried along j: V(ii, io, j) = V(ii - 1, io, j) +
+/// V(ii, io, j - 1) + x(ii, io, j) (a term dropped at ii = 0 or j = 0), as a
+/// 2-D array with io on the lanes, ii on the slots and t = j: the read of
+/// the slot below is in the same step. `reverse` reads the slot above
+/// (ii + 1) instead; `threads` maps the rows to (lanes, warps).
+ir::UreProgram slot_chain(int I, int O, int J, bool reverse, bool threads) {
+    Var ii("ii"), io("io"), j("j"), s1("s1"), s2("s2"), t("t");
+    Input x(Int(32), 3, "x");
+    Func V(Int(32), {ii, io, j}, Place::Device, "V"), Out(Place::Device, "Out");
+    Expr along = reverse ? select(ii < I - 1, V(ii + 1, io, j), 0) : select(ii > 0, V(ii - 1, io, j), 0);
+    V(ii, io, j) = along + select(j > 0, V(ii, io, j - 1), 0) + x(ii, io, j);
+    Out(ii, io, j) = V(ii, io, j);
+    V.merge_ures(Out).set_bounds(ii, 0, I, io, 0, O, j, 0, J);
+    V.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 0, 1});
+    if (threads) V.gpu_threads(s1, s2);
+    return Out.lower();
+}
+
+}  // namespace
+
+TEST_CASE("a 2-D array on lanes and register slots reads a lower slot of its lane in the same step", "[two_dimensional]") {
+    std::mt19937 rng(77);
+    // 5 slots on 3 lanes; 7 slots on 40 values of io (two columns a lane, the second cut short).
+    for (const auto &[I, O, J] : {std::tuple{5, 3, 4}, {7, 40, 3}}) {
+        INFO(I << " slots, " << O << " lanes' values, " << J << " steps");
+        const ir::UreProgram program = slot_chain(I, O, J, false, false);
+        CHECK(check_transform(program).verdict.kind == VerdictKind::Valid);
+        Halide::Buffer<int32_t> x({I, O, J}, "x"), expected({I, O, J}, "Out");
+        for (int c = 0; c < J; c++)
+            for (int o = 0; o < O; o++)
+                for (int i = 0; i < I; i++) {
+                    const int v = (int)(rng() % 19) - 9;
+                    x(i, o, c) = v;
+                    expected(i, o, c) = v + (i > 0 ? expected(i - 1, o, c) : 0) + (c > 0 ? expected(i, o, c - 1) : 0);
+                }
+        const Buffers inputs{{"x", Halide::Buffer<>(x)}};
+        CHECK(compare_outputs({{"Out", expected}}, ir::realize(program, inputs), 0) == "");
+        const sys::SystolicProgram systolic = compile_to_systolic(program);
+        CHECK(compare_outputs({{"Out", expected}}, simulate(systolic, inputs), 0) == "");
+        for (const int64_t unrolled : {int64_t(1024), int64_t(0)}) {
+            KernelOptions options;
+            options.max_unrolled_steps = unrolled;
+            kir::Kernel kernel = lower_to_kernel(systolic, "V", {"x"}, options);
+            optimize_kernel(kernel);
+            CHECK(test::run_cropped_against_reference(kernel, inputs, {{"Out", expected}}, 0) == "");
+            CHECK(test::run_cropped_against_reference(kernel, inputs, {{"Out", expected}}, 1) == "");
+        }
+    }
+    // The slot above is computed after this one; on (lanes, warps) the rows are threads of one step.
+    for (const auto &[reverse, threads] : {std::pair{true, false}, {false, true}}) {
+        const TransformCheck check = check_transform(slot_chain(5, 3, 4, reverse, threads));
+        CHECK(check.verdict.kind == VerdictKind::DataAvailability);
+        CHECK_THAT(check.verdict.message, Contains("from a lower slot of the same lane (dp = (0, d), d > 0)"));
     }
 }

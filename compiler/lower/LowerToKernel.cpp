@@ -1238,8 +1238,15 @@ private:
                 for (const sys::Tap &tap : sys::taps_in(value)) {
                     if (tap.dt == 0 && tap.dp != 0 && !tap.crosses_instances()) here.push_back(tap);
                 }
+                // (A copy chain of one value along the chain, a broadcast, is computed in place below.)
+                auto broadcast = [&] {
+                    if (chains.size() != 1 || chains[0].var != st.ure) return false;
+                    std::optional<Expr> where = copy_condition(generic, chains[0]);
+                    return where && same_along_chain(simplify_exact(source_value(generic, chains[0])), chains[0].dp, *where);
+                };
                 const bool along_slots = !chains.empty() && slots > 1 && program.is_two_dimensional() && !program.rows_on_warps &&
-                                         std::all_of(here.begin(), here.end(), [&](const sys::Tap &tap) { return tap.dp > 0 && tap.dp <= j; });
+                                         std::all_of(here.begin(), here.end(), [&](const sys::Tap &tap) { return tap.dp > 0 && tap.dp <= j; }) &&
+                                         !broadcast();
                 Expr result;
                 const std::string own_name = ssa(st.ure, copy, position, j);
                 if (along_slots) {
