@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "analysis/CheckWellDefined.h"
+#include "analysis/Validate.h"
 #include "codegen/CodeGenCM.h"
 #include "Emit.h"
 #include "exec/ExprCompiler.h"
@@ -301,8 +302,13 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
         try {
             systolic = compile_to_systolic(mapped);
         } catch (const CompileError &e) {
-            // A same-step cycle, or a first row wider than a warp's lanes (gpu_threads).
-            if (e.refusal != Refusal::SameStepCycle && !(warps && e.refusal == Refusal::TooManyPes)) return {label + ": lowering", e.what()};
+            // A same-step cycle, or a first row wider than a warp's lanes (gpu_threads),
+            // or a transform valid on register slots only (a same-step read of a lower slot).
+            const bool slots_only = warps && e.refusal == Refusal::InvalidTransform && check_transform(program).verdict.kind == VerdictKind::Valid &&
+                                    check_transform(mapped).verdict.kind == VerdictKind::DataAvailability;
+            if (e.refusal != Refusal::SameStepCycle && !(warps && e.refusal == Refusal::TooManyPes) && !slots_only) {
+                return {label + ": lowering", e.what()};
+            }
             stats.refused_2d++;
             stats.refusals[std::string("2-D: ") + to_string(e.refusal)]++;
             continue;

@@ -259,6 +259,23 @@ int smith_waterman(const std::vector<int> &q, const std::vector<int> &d, Score s
     return best;
 }
 
+/// Needleman-Wunsch with affine gaps (Gotoh), as the textbook writes it: a
+/// gap of L residues costs open + (L - 1) extend, the whole of both sequences aligned.
+template<typename Score>
+int needleman_wunsch(const std::vector<int> &q, const std::vector<int> &d, Score score, int open, int extend) {
+    const int Q = (int)q.size(), S = (int)d.size(), none = -(1 << 28);
+    std::vector<std::vector<int>> H(Q + 1, std::vector<int>(S + 1, 0)), E = H, F = H;
+    for (int j = 1; j <= S; j++) H[0][j] = -(open + (j - 1) * extend), F[0][j] = none;
+    for (int i = 1; i <= Q; i++) H[i][0] = -(open + (i - 1) * extend), E[i][0] = none;
+    for (int i = 1; i <= Q; i++)
+        for (int j = 1; j <= S; j++) {
+            E[i][j] = std::max(E[i][j - 1] - extend, H[i][j - 1] - open);
+            F[i][j] = std::max(F[i - 1][j] - extend, H[i - 1][j] - open);
+            H[i][j] = std::max({H[i - 1][j - 1] + score(q[i - 1], d[j - 1]), E[i][j], F[i][j]});
+        }
+    return H[Q][S];
+}
+
 /// Levenshtein's table of q and d: its last entry and its largest.
 std::pair<int, int> edit_distance(const std::vector<int> &q, const std::vector<int> &d) {
     const int Q = (int)q.size(), S = (int)d.size();
@@ -278,7 +295,7 @@ std::pair<int, int> edit_distance(const std::vector<int> &q, const std::vector<i
 
 }  // namespace
 
-TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU aligners on random sequences of odd lengths", "[reductions][align]") {
+TEST_CASE("align_sw, align_sw_matrix, align_sw_blocked, align_nw and align_edit_distance equal plain CPU aligners on random sequences of odd lengths", "[reductions][align]") {
     for (int a = 0; a < 24; a++)
         for (int b = 0; b < 24; b++) REQUIRE(pulse_blosum62[a][b] == pulse_blosum62[b][a]);
     std::mt19937 rng(4242);
@@ -293,7 +310,7 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
             const std::vector<int> q = residues(rng, n.Q, letters);
             std::vector<std::vector<int>> subjects;
             for (int b = 0; b < n.B; b++) subjects.push_back(residues(rng, n.S, letters));
-            for (const std::string spec : {"align_sw", "align_sw_i16", "align_sw_matrix", "align_sw_blocked", "align_edit_distance"}) {
+            for (const std::string spec : {"align_sw", "align_sw_i16", "align_sw_matrix", "align_sw_blocked", "align_nw", "align_edit_distance"}) {
                 INFO(spec);
                 const Halide::Type type = spec == "align_sw_i16" ? Halide::Int(16) : Halide::Int(32);
                 const int match = 1 + letters % 3, mismatch = 2, open = 3 + letters % 4, extend = 1;
@@ -312,7 +329,7 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
                 for (int b = 0; b < n.B; b++)
                     for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
                 Buffers inputs{{"query", query}, {"subject", subject}};
-                if (spec == "align_sw_matrix" || spec == "align_sw_blocked") {
+                if (spec == "align_sw_matrix" || spec == "align_sw_blocked" || spec == "align_nw") {
                     Halide::Buffer<> table(type, {24, 24}, "substitution");
                     for (int x = 0; x < 24; x++)
                         for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
@@ -327,24 +344,65 @@ TEST_CASE("align_sw, align_sw_matrix and align_edit_distance equal plain CPU ali
                         store_element(worst, {b}, Scalar::of_int(largest));
                     }
                     expected = {{"Dist", dist}, {"Worst", worst}};
+                } else if (spec == "align_nw") {
+                    Halide::Buffer<> score(type, {n.B}, "Score");
+                    for (int b = 0; b < n.B; b++) {
+                        store_element(score, {b}, Scalar::of_int(needleman_wunsch(q, subjects[b], [](int x, int y) { return pulse_blosum62[x][y]; },
+                                                                                  open, extend)));
+                    }
+                    expected = {{"Score", score}};
                 } else {
-                    Halide::Buffer<> best(type, {n.B}, "Best");
+                    Halide::Buffer<> best(type, {n.B}, "Best"), overflow(Halide::Bool(), {n.B}, "Overflow");
                     for (int b = 0; b < n.B; b++) {
                         const int score = spec == "align_sw_matrix" || spec == "align_sw_blocked"
                                               ? smith_waterman(q, subjects[b], [](int x, int y) { return pulse_blosum62[x][y]; }, open, extend)
                                               : smith_waterman(q, subjects[b], [&](int x, int y) { return x == y ? match : -mismatch; }, open, extend);
                         store_element(best, {b}, Scalar::of_int(score));
+                        store_element(overflow, {b}, Scalar::of_int(0));  // scores of a few hundred at most
                     }
                     expected = {{"Best", best}};
+                    if (spec == "align_sw_i16") expected["Overflow"] = overflow;
                 }
                 std::vector<std::string> order{"query", "subject"};
-                if (spec == "align_sw_matrix" || spec == "align_sw_blocked") order.push_back("substitution");
+                if (spec == "align_sw_matrix" || spec == "align_sw_blocked" || spec == "align_nw") order.push_back("substitution");
                 // (the long query's 265 steps on 3 warps rolled by blocks of 64: unrolled, its kernel takes a minute to optimize)
                 if (n.Q > 256 && spec != "align_sw_blocked") check_every_evaluator(program, inputs, expected, order, 3, 64);
                 else check_every_evaluator(program, inputs, expected, order);
             }
         }
     }
+}
+
+TEST_CASE("align_sw_i16 flags the pairs whose scores would leave int16, the same on every evaluator", "[reductions][align]") {
+    // 333 residues matching at 100 each reach 33300 > 32767 where the sequences
+    // agree; a subject of other letters scores little.
+    const int Q = 333, S = 335;
+    const Params p = params({{"Q", Q}, {"S", S}, {"B", 3}, {"MATCH", 100}, {"MISMATCH", 3}});
+    const ir::UreProgram program = build_spec("align_sw_i16", p).output.lower();
+    Halide::Buffer<> query(Halide::Int(16), {Q}, "query"), subject(Halide::Int(16), {S, 3}, "subject");
+    std::vector<int> q(Q), same(S), other(S), half(S);
+    for (int i = 0; i < Q; i++) q[i] = i % 5, store_element(query, {i}, Scalar::of_int(q[i]));
+    for (int j = 0; j < S; j++) {
+        same[j] = j < Q ? q[j] : 0;
+        other[j] = 7;
+        half[j] = j < Q / 2 ? q[j] : 9;  // 166 matches: 16600, in range
+    }
+    const std::vector<std::vector<int>> subjects{same, other, half};
+    for (int b = 0; b < 3; b++)
+        for (int j = 0; j < S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
+    const Buffers inputs{{"query", query}, {"subject", subject}};
+    const Buffers realized = ir::realize(program, inputs);
+    const bool expected_overflow[] = {true, false, false};
+    for (int b = 0; b < 3; b++) {
+        INFO("database sequence " << b);
+        CHECK(load_element(realized.at("Overflow"), {b}).as_uint() == (expected_overflow[b] ? 1u : 0u));
+        const int score = smith_waterman(q, subjects[b], [](int x, int y) { return x == y ? 100 : -3; }, 11, 1);
+        if (!expected_overflow[b]) CHECK(load_element(realized.at("Best"), {b}).as_int() == score);
+        else CHECK(score > 32767);
+    }
+    // Every evaluator computes the same bits, the flagged pair's wrapped Best included
+    // (333 PEs over the warps of a block, 8 per thread, rolled by blocks of 64 steps).
+    check_every_evaluator(program, inputs, realized, {"query", "subject"}, 8, 64);
 }
 
 TEST_CASE("reduction outputs: what is not a reduction, or not lowered, is refused with the fix", "[reductions]") {

@@ -47,13 +47,56 @@ Spec smith_waterman(const Params &params, Type type, bool table) {
     H(i, j, b) = max(max(zero, h_diagonal + score), max(E(i, j, b), F(i, j, b)));
     Best(b) = zero;
     Best(b) = max(Best(b), H(i, j, b));
-    E.merge_ures(F, H, Best).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
+    // A narrow type's overflow, detected: while every H stays at most the
+    // type's largest value less the largest score, no sum of the recurrences
+    // leaves the type (H >= 0 and the gaps' terms stay above `none` - EXTEND);
+    // a pair whose H passed it has Overflow(b) set, and its Best is to be
+    // computed again in a wider type (the aligners' 32-bit fallback).
+    Func Overflow(Place::Device, "Overflow");
+    const bool narrow = type.bits() < 32 && !table;  // (a table's largest score is data: no narrow table spec)
+    if (narrow) {
+        const int64_t largest = (int64_t(1) << (type.bits() - 1)) - 1;
+        Overflow(b) = cast(Bool(), 0);
+        Overflow(b) = Overflow(b) || H(i, j, b) > cast(type, (int)(largest - match));
+    }
+    if (narrow) E.merge_ures(F, H, Best, Overflow);
+    else E.merge_ures(F, H, Best);
+    E.set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
     E.gpu_blocks(b);
     E.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
     // A query past a warp's 256 PEs (8 per lane) runs over the warps of a block.
     if (params.get_int("THREADS", n.Q > 256, 0, 1)) E.gpu_threads(s);
     if (table) return Spec{Best, {query, subject, substitution}};
     return Spec{Best, {query, subject}};
+}
+
+/// Needleman-Wunsch global alignment with affine gaps (Gotoh) scored by a 24
+/// x 24 substitution matrix (a table input: BLOSUM62): H is the best score
+/// of an alignment of the prefixes ending at (i, j); a gap of L residues
+/// costs OPEN + (L - 1) EXTEND, so row and column -1 of the table are
+/// H(-1, j) = -(OPEN + j EXTEND), H(i, -1) = -(OPEN + i EXTEND), H(-1, -1) = 0;
+/// Score(b) is H at the last cell.
+Spec needleman_wunsch(const Params &params) {
+    const Sizes n = sizes(params);
+    const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject"), substitution(Int(32), {24, 24}, "substitution");
+    Func H(Int(32), {i, j, b}, Place::Device, "H"), E(Int(32), {i, j, b}, Place::Device, "E"), F(Int(32), {i, j, b}, Place::Device, "F");
+    Func Score(Place::Device, "Score");
+    // A gap cannot be extended across the table's edge: a score no alignment reaches.
+    const Expr none = -(1 << 28);
+    auto edge = [&](const Expr &k) { return -(open + k * extend); };  // H(-1, k) and H(k, -1)
+    Expr h_left = select(j > 0, H(i, j - 1, b), edge(i)), h_up = select(i > 0, H(i - 1, j, b), edge(j));
+    Expr h_diagonal = select(i > 0 && j > 0, H(i - 1, j - 1, b), select(i == 0 && j == 0, 0, select(i == 0, edge(j - 1), edge(i - 1))));
+    E(i, j, b) = max(select(j > 0, E(i, j - 1, b), none) - extend, h_left - open);
+    F(i, j, b) = max(select(i > 0, F(i - 1, j, b), none) - extend, h_up - open);
+    H(i, j, b) = max(h_diagonal + substitution(query(i), subject(j, b)), max(E(i, j, b), F(i, j, b)));
+    Score(b) = select(i == n.Q - 1 && j == n.S - 1, H(i, j, b));
+    E.merge_ures(F, H, Score).set_bounds(i, 0, n.Q, j, 0, n.S, b, 0, n.B);
+    E.gpu_blocks(b);
+    E.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    if (params.get_int("THREADS", n.Q > 256, 0, 1)) E.gpu_threads(s);
+    return Spec{Score, {query, subject, substitution}};
 }
 
 /// Edit distance (Levenshtein) between the query and each database sequence:
@@ -87,6 +130,9 @@ PULSE_REGISTER_SPEC("align_sw_i16", "Smith-Waterman local alignment with affine 
                     [](const Params &p) { return smith_waterman(p, Int(16), false); });
 PULSE_REGISTER_SPEC("align_sw_matrix", "Smith-Waterman with affine gaps, scored by a 24 x 24 substitution matrix (a table input: BLOSUM62), int32",
                     [](const Params &p) { return smith_waterman(p, Int(32), true); });
+PULSE_REGISTER_SPEC("align_nw", "Needleman-Wunsch global alignment with affine gaps, scored by a 24 x 24 substitution matrix (BLOSUM62), "
+                    "the score of the whole of both sequences per database sequence, int32",
+                    needleman_wunsch);
 PULSE_REGISTER_SPEC("align_edit_distance", "edit distance per database sequence, and its table's largest entry (s = i, t = i + j)",
                     edit_distance);
 
