@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -38,6 +39,34 @@ inline void check_stream(const char *what, cudaStream_t stream, const char *file
     check(cudaGetLastError(), what, file, line);
     check(cudaStreamSynchronize(stream), what, file, line);
 }
+
+/// Host memory of `size` value-initialised elements of T, with the part of
+/// std::vector's interface the check harnesses use; unlike std::vector<bool>,
+/// it holds real bool objects, so data() is a bool * (a bool output's).
+template<typename T>
+class HostArray {
+public:
+    explicit HostArray(size_t size = 0) : elements(new T[size]()), count(size) {}
+    HostArray(const HostArray &other) : HostArray(other.count) { std::copy(other.begin(), other.end(), begin()); }
+    HostArray &operator=(HostArray other) {
+        std::swap(elements, other.elements);
+        std::swap(count, other.count);
+        return *this;
+    }
+    T *data() { return elements.get(); }
+    const T *data() const { return elements.get(); }
+    size_t size() const { return count; }
+    T *begin() { return data(); }
+    T *end() { return data() + count; }
+    const T *begin() const { return data(); }
+    const T *end() const { return data() + count; }
+    T &operator[](size_t i) { return elements[i]; }
+    const T &operator[](size_t i) const { return elements[i]; }
+
+private:
+    std::unique_ptr<T[]> elements;
+    size_t count = 0;
+};
 
 /// A device allocation of `size` elements of T, freed when it goes out of
 /// scope. Movable, not copyable (two owners would free it twice).

@@ -465,7 +465,7 @@ public:
             if (b.is_output) continue;
             const std::string T = c_type(b.type), m = b.name;
             if (b.placement == kir::Placement::Constant) {
-                s << "        std::vector<" << T << "> " << m << "_host2(" << m << "_host);\n";
+                s << "        HostArray<" << T << "> " << m << "_host2(" << m << "_host);\n";
                 s << "        for (auto &v : " << m << "_host2) v = (" << T << ")(-v);\n";
                 s << "        DeviceBuffer<" << T << "> " << m << "_device2(" << m << "_count);\n";
                 s << "        PULSE_CUDA_CHECK(cudaMemcpy(" << m << "_device2.data(), " << m << "_host2.data(), " << m << "_count * sizeof(" << T
@@ -482,7 +482,7 @@ public:
         for (const kir::BufferArg &b : kernel.buffers) {
             if (!b.is_output) continue;
             const std::string T = c_type(b.type), m = b.name;
-            s << "        std::vector<" << T << "> " << m << "_expected2(" << m << "_count);\n";
+            s << "        HostArray<" << T << "> " << m << "_expected2(" << m << "_count);\n";
             s << "        std::vector<DeviceBuffer<" << T << ">> " << m << "_calls;\n";
             s << "        for (int c = 0; c < " << 2 * calls << "; c++) " << m << "_calls.emplace_back(" << m << "_count);\n";
             reference_args.push_back(m + "_expected2.data()");
@@ -509,10 +509,10 @@ public:
             if (!b.is_output) continue;
             const std::string T = c_type(b.type), m = b.name;
             s << "        for (int c = 0; c < " << 2 * calls << "; c++) {\n";
-            s << "            std::vector<" << T << "> got(" << m << "_count);\n";
+            s << "            HostArray<" << T << "> got(" << m << "_count);\n";
             s << "            PULSE_CUDA_CHECK(cudaMemcpy(got.data(), " << m << "_calls[c].data(), " << m << "_count * sizeof(" << T
               << "), cudaMemcpyDeviceToHost));\n";
-            s << "            const std::vector<" << T << "> &want = c % 2 ? " << m << "_expected2 : " << m << "_host;\n";
+            s << "            const HostArray<" << T << "> &want = c % 2 ? " << m << "_expected2 : " << m << "_host;\n";
             s << "            for (size_t i = 0; i < " << m << "_count; i++) {\n";
             s << "                if (!same(want[i], got[i]) && failures++ < 10) std::printf(\"" << n << ": " << m
               << "[%zu] of call %d on stream %d: got %.9g, expected %.9g\\n\", i, c / 2, c % 2, (double)got[i], (double)want[i]);\n";
@@ -533,7 +533,7 @@ public:
         s << "#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <random>\n#include <string>\n"
              "#include <vector>\n\n#include \"pulse_cuda.h\"\n#include \""
           << n << ".h\"\n#include \"" << n << "_reference.h\"\n\n";
-        s << "using pulse::cuda::DeviceBuffer;\n\n";
+        s << "using pulse::cuda::DeviceBuffer;\nusing pulse::cuda::HostArray;  // (std::vector<bool> has no bool *data())\n\n";
         s << "template <typename T> static bool same(T a, T b) {\n"
              "    if constexpr (std::is_floating_point_v<T>) return std::fabs((double)a - (double)b) <= 1e-4 * std::max(1.0, std::fabs((double)a));\n"
              "    else return a == b;\n}\n\n";
@@ -550,7 +550,7 @@ public:
             s << "    for (int pulse_d = 0; pulse_d < " << b.dimensions << "; pulse_d++) {\n";
             s << "        " << n << "_" << b.name << "_region(pulse_d, instances, &" << b.name << "_min[pulse_d], &" << b.name << "_extent[pulse_d]);\n";
             s << "        " << b.name << "_count *= (size_t)" << b.name << "_extent[pulse_d];\n    }\n";
-            s << "    std::vector<" << T << "> " << b.name << "_host(" << b.name << "_count);\n";
+            s << "    HostArray<" << T << "> " << b.name << "_host(" << b.name << "_count);\n";
             if (!b.is_output) {
                 s << "    for (auto &v : " << b.name << "_host) v = (" << T << ")((rng() & 1 ? 1 : -1) * unit(rng) * "
                   << (b.type.is_float() ? "1.0" : "9.0") << ");\n";
@@ -647,7 +647,7 @@ public:
         for (const kir::BufferArg &b : kernel.buffers) {
             if (!b.is_output) continue;
             const std::string T = c_type(b.type);
-            s << "        {\n            std::vector<" << T << "> got(" << b.name << "_count);\n";
+            s << "        {\n            HostArray<" << T << "> got(" << b.name << "_count);\n";
             s << "            PULSE_CUDA_CHECK(cudaMemcpy(got.data(), " << b.name << "_device.data(), " << b.name << "_count * sizeof(" << T
               << "), cudaMemcpyDeviceToHost));\n";
             s << "            " << T << " poison;\n            std::memset(&poison, 0xff, sizeof poison);\n";
