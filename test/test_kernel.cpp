@@ -505,10 +505,16 @@ TEST_CASE("an array over the warps of a block moves values across them through s
     for (size_t at = ir.find("pulse.shfl_up("); at != std::string::npos; at = ir.find("pulse.shfl_up(", at + 1)) shuffles++;
     CHECK(barriers > 0);
     CHECK(shuffles == 2 * barriers);
-    // Too wide for a block.
+    // Wider than a block's threads: two PEs per thread on 18 warps, or
+    // refused where the option asks for one per thread.
     Spec wide = build_spec("conv2d_ssam", test::params({{"K", 3}, {"PE", 1100}, {"THREADS", 1}, {"RT", 1}}));
-    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}),
-                        Contains("a block runs at most 1024 (32 warps)"));
+    const kir::Kernel two = lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"});
+    CHECK(two.pes_per_lane == 2);
+    CHECK(two.warps_per_array == 18);
+    KernelOptions one;
+    one.pes_per_thread = 1;
+    REQUIRE_THROWS_WITH(lower_to_kernel(compile_to_systolic(wide.output.lower()), "k", {"x", "w"}, one),
+                        Contains("a block runs at most 8192 (32 warps, 8 PEs per thread); with 1 PEs per thread (--pes-per-thread), 35 warps"));
     // Moves of a step that need more shared memory than a block has (25 rows
     // x 256 threads x 2 halves x 4 B) are cut into runs that fit, a barrier each.
     auto barriers_of = [](int rows) {

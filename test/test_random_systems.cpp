@@ -93,6 +93,9 @@ struct Stats {
     /// with the second row on register slots / with gpu_threads on (lanes, warps).
     int simulated_2d = 0, executed_2d_slots = 0, executed_2d_warps = 0, refused_2d = 0;
     int executed_2d_interleaved = 0;  ///< of executed_2d_slots: columns interleaved over the lanes
+    /// Of executed_2d_slots: designs the validator accepts only on register
+    /// slots (a value read from a lower slot of its lane in the same step).
+    int executed_2d_slot_reads = 0;
     /// Systems with a reduction output (Output::reduce), kernels with one
     /// executed, and kernels the mapping refused for one (indexed by a loop of the array).
     int reduction_systems = 0, reduction_executed = 0, reduction_refused = 0;
@@ -339,6 +342,14 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
         if (!cropped.empty()) return {label + ": kernel executor at run-time sizes", cropped};
         (warps ? stats.executed_2d_warps : stats.executed_2d_slots)++;
         if (kernel.interleaved_rows > 0) stats.executed_2d_interleaved++;
+        if (!warps) {
+            const std::vector<DependenceTiming> timings = check_transform(program).timings;
+            const bool slot_read = std::any_of(timings.begin(), timings.end(), [](const DependenceTiming &d) {
+                return d.taken && d.dt == 0 && !d.dependence->is_copy &&
+                       std::any_of(d.dependence->distance.begin(), d.dependence->distance.end(), [](int64_t v) { return v != 0; });
+            });
+            if (slot_read) stats.executed_2d_slot_reads++;
+        }
     }
     return {};
 }
@@ -684,7 +695,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << s.constrained_accepted << " linear designs accepted, " << s.constrained_executed << " kernels executed\n";
     std::cout << "  2-D arrays (two space rows, accepted): " << s.simulated_2d << " simulated, kernels executed: "
               << s.executed_2d_slots << " with the second row on register slots (" << s.executed_2d_interleaved
-              << " of them with columns interleaved over the lanes), " << s.executed_2d_warps
+              << " of them with columns interleaved over the lanes, " << s.executed_2d_slot_reads
+              << " reading a lower slot in the same step), " << s.executed_2d_warps
               << " on (lanes, warps); " << s.refused_2d << " refused by the lowering or the mapping\n";
     std::cout << "  reduction outputs (Out = 3; Out = op(Out, ...)): " << s.reduction_systems << " systems, "
               << s.reduction_executed << " kernels executed, " << s.reduction_refused

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +88,22 @@ const char *driver_usage_text() {
     return text.c_str();
 }
 
+namespace {
+
+/// The integer after the '=' of `flag` (--NAME=N), which must lie in [min,
+/// max]; else an error naming the flag and `expected`.
+int64_t flag_count(const std::string &flag, int64_t min, int64_t max, const std::string &expected) {
+    const size_t equals = flag.find('=');
+    const std::string v = flag.substr(equals + 1);
+    char *end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || errno || n < min || n > max) compile_error(flag.substr(0, equals + 1), v, ": expected ", expected);
+    return n;
+}
+
+}  // namespace
+
 bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, DriverActions &a) {
     if (parse_explore_flag(flag, i, argc, argv, a.explore)) return true;
     if (flag == "--check") a.check = true;
@@ -110,41 +127,15 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     else if (flag == "--prefetch") a.prefetch_walks = true;
     else if (flag == "--strided-first-dimension") a.strided_first_dimension = true;
     else if (flag.rfind("--min-blocks-per-sm=", 0) == 0) {
-        std::string v = flag.substr(20);
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || errno || n < 1 || n > 32) compile_error("--min-blocks-per-sm=", v, ": expected a count in [1, 32]");
-        a.min_blocks_per_sm = (int)n;
-    }
-    else if (flag.rfind("--max-shared-bytes=", 0) == 0) {
-        std::string v = flag.substr(19);
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || errno || n < 1 || n > kir::max_opt_in_shared_bytes) {
-            compile_error("--max-shared-bytes=", v, ": expected a byte count in [1, ", kir::max_opt_in_shared_bytes,
-                          "] (227 KiB: the most a block may opt in to on sm_90)");
-        }
-        a.max_shared_bytes = n;
-    }
-    else if (flag.rfind("--pes-per-thread=", 0) == 0) {
-        std::string v = flag.substr(17);
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || errno || n < 1 || n > max_pes_per_lane) {
-            compile_error("--pes-per-thread=", v, ": expected a count in [1, ", max_pes_per_lane, "]");
-        }
-        a.pes_per_thread = n;
-    }
-    else if (flag.rfind("--unroll-steps=", 0) == 0) {
-        std::string v = flag.substr(15);
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || errno || n < 0) compile_error("--unroll-steps=", v, ": expected a count >= 0");
-        a.max_unrolled_steps = n;
+        a.min_blocks_per_sm = (int)flag_count(flag, 1, 32, "a count in [1, 32]");
+    } else if (flag.rfind("--max-shared-bytes=", 0) == 0) {
+        a.max_shared_bytes = flag_count(flag, 1, kir::max_opt_in_shared_bytes,
+                                        "a byte count in [1, " + std::to_string(kir::max_opt_in_shared_bytes) +
+                                            "] (227 KiB: the most a block may opt in to on sm_90)");
+    } else if (flag.rfind("--pes-per-thread=", 0) == 0) {
+        a.pes_per_thread = flag_count(flag, 1, max_pes_per_lane, "a count in [1, " + std::to_string(max_pes_per_lane) + "]");
+    } else if (flag.rfind("--unroll-steps=", 0) == 0) {
+        a.max_unrolled_steps = flag_count(flag, 0, INT64_MAX, "a count >= 0");
     }
     else if (flag.rfind("--intel-devices=", 0) == 0) {
         const std::string v = flag.substr(16);

@@ -1023,7 +1023,8 @@ private:
                 for (int64_t d = span / 2; d >= 1; d /= 2) {
                     const std::string moved = names.fresh(acc + c.tag, "down", d), sum = names.fresh(acc + c.tag, "tree", d);
                     items.push_back({moved, kir::shuffle(kir::intrinsic::shfl_down, total, make_const(Int(32), d)), Stmt()});
-                    const Expr in_use = simplify_exact(lane + (int)d < kir::warp_size && thread + (int)d < (int)threads);
+                    // (Lane 0's total never takes a value from past its warp's end.)
+                    const Expr in_use = simplify_exact(thread + (int)d < (int)threads);
                     Expr from = select(in_use, Variable::make(st.type, moved), identity);
                     items.push_back({sum, ir::reduce_combine(st.reduction->op, total, from), Stmt()});
                     total = Variable::make(st.type, sum);
@@ -1235,18 +1236,20 @@ private:
                 // slots run in ascending order, so each source is a value of
                 // this step already computed.
                 std::vector<sys::Tap> here;
-                for (const sys::Tap &tap : sys::taps_in(value)) {
-                    if (tap.dt == 0 && tap.dp != 0 && !tap.crosses_instances()) here.push_back(tap);
+                bool along_slots = false;
+                if (!chains.empty() && slots > 1 && program.is_two_dimensional() && !program.rows_on_warps) {
+                    for (const sys::Tap &tap : sys::taps_in(value)) {
+                        if (tap.dt == 0 && tap.dp != 0 && !tap.crosses_instances()) here.push_back(tap);
+                    }
+                    // (A copy chain of one value along the chain, a broadcast, is computed in place below.)
+                    auto broadcast = [&] {
+                        if (chains.size() != 1 || chains[0].var != st.ure) return false;
+                        std::optional<Expr> where = copy_condition(generic, chains[0]);
+                        return where && same_along_chain(simplify_exact(source_value(generic, chains[0])), chains[0].dp, *where);
+                    };
+                    along_slots = std::all_of(here.begin(), here.end(), [&](const sys::Tap &tap) { return tap.dp > 0 && tap.dp <= j; }) &&
+                                  !broadcast();
                 }
-                // (A copy chain of one value along the chain, a broadcast, is computed in place below.)
-                auto broadcast = [&] {
-                    if (chains.size() != 1 || chains[0].var != st.ure) return false;
-                    std::optional<Expr> where = copy_condition(generic, chains[0]);
-                    return where && same_along_chain(simplify_exact(source_value(generic, chains[0])), chains[0].dp, *where);
-                };
-                const bool along_slots = !chains.empty() && slots > 1 && program.is_two_dimensional() && !program.rows_on_warps &&
-                                         std::all_of(here.begin(), here.end(), [&](const sys::Tap &tap) { return tap.dp > 0 && tap.dp <= j; }) &&
-                                         !broadcast();
                 Expr result;
                 const std::string own_name = ssa(st.ure, copy, position, j);
                 if (along_slots) {
