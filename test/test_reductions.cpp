@@ -406,6 +406,109 @@ TEST_CASE("align_sw_i16 flags the pairs whose scores would leave int16, the same
     check_every_evaluator(program, inputs, realized, {"query", "subject"}, 8, 64);
 }
 
+namespace {
+
+/// The serial loops of `s` whose extent does not read `var`, and those that do.
+std::pair<int, int> loops_bounded_by(const Halide::Internal::Stmt &s, const std::string &var) {
+    struct Count : Halide::Internal::IRVisitor {
+        std::string var;
+        int free = 0, bounded = 0;
+        using Halide::Internal::IRVisitor::visit;
+        void visit(const Halide::Internal::For *op) override {
+            (Halide::Internal::expr_uses_var(op->extent, var) ? bounded : free)++;
+            Halide::Internal::IRVisitor::visit(op);
+        }
+    } count;
+    count.var = var;
+    s.accept(&count);
+    return {count.free, count.bounded};
+}
+
+}  // namespace
+
+TEST_CASE("align_sw_ragged: each sequence of a ragged batch aligned on its own residues, on every evaluator, its instance ending at its own last step", "[reductions][align]") {
+    std::mt19937 rng(77);
+    struct Size {
+        int Q, K, S;
+    };
+    for (const Size n : {Size{1, 1, 1}, Size{13, 3, 29}, Size{45, 8, 11}, Size{100, 7, 37}}) {
+        // Lengths: negative and 0 (no residue), 1, odd, S and past S (the
+        // whole column); the padding past each length is random residues, so
+        // a step run there would change the score.
+        const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1))};
+        const int B = (int)lengths.size();
+        INFO("Q=" << n.Q << " K=" << n.K << " S=" << n.S);
+        const std::vector<int> q = residues(rng, n.Q, 24);
+        std::vector<std::vector<int>> subjects;
+        for (int b = 0; b < B; b++) subjects.push_back(residues(rng, n.S, 24));
+        const Params p = params({{"Q", n.Q}, {"K", n.K}, {"S", n.S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
+        const ir::UreProgram program = build_spec("align_sw_ragged", p).output.lower();
+        Halide::Buffer<> query(Halide::Int(32), {n.Q}, "query"), subject(Halide::Int(32), {n.S, B}, "subject");
+        Halide::Buffer<> length(Halide::Int(32), {B}, "lengths"), table(Halide::Int(32), {24, 24}, "substitution");
+        Halide::Buffer<> best(Halide::Int(32), {B}, "Best");
+        for (int i = 0; i < n.Q; i++) store_element(query, {i}, Scalar::of_int(q[i]));
+        for (int x = 0; x < 24; x++)
+            for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
+        for (int b = 0; b < B; b++) {
+            for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
+            store_element(length, {b}, Scalar::of_int(lengths[b]));
+            const std::vector<int> own(subjects[b].begin(), subjects[b].begin() + std::clamp(lengths[b], 0, n.S));
+            store_element(best, {b}, Scalar::of_int(smith_waterman(q, own, [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2)));
+        }
+        const Buffers inputs{{"query", query}, {"subject", subject}, {"substitution", table}, {"lengths", length}};
+        check_every_evaluator(program, inputs, {{"Best", best}}, {"query", "subject", "substitution", "lengths"});
+        // Rolled, every loop of the instance's steps ends at its last step.
+        KernelOptions options;
+        options.max_unrolled_steps = 0;
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, {"query", "subject", "substitution", "lengths"}, options);
+        optimize_kernel(kernel);
+        const auto [free, bounded] = loops_bounded_by(kernel.body, "t.last");
+        if (n.S + (n.Q + n.K - 1) / n.K > 4) CHECK(bounded >= 1);
+        CHECK(free == 0);
+    }
+}
+
+TEST_CASE("data bounds: a bound read from the inputs is refused where an instance would not be a prefix of the box, with the fix", "[reductions]") {
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input y(Int(32), 2, "y"), lengths(Int(32), 1, "lengths");
+    Func V(Int(32), {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
+    auto nest = [&](const Expr &value) {
+        V(i, j, b) = value;
+        R(b) = 0;
+        R(b) = max(R(b), V(i, j, b));
+        V.merge_ures(R).set_bounds(i, 0, 5, j, 0, 7, b, 0, 3);
+    };
+    SECTION("a bound on a loop of the PEs") {
+        nest(select(j > 0, V(i, j - 1, b), 0) + y(i + j, b));
+        V.where(i < lengths(b)).space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        CHECK_THROWS_WITH(R.lower(), Contains("'i' moves the PEs") && Contains("may only advance time"));
+    }
+    SECTION("a read at a higher value of the bounded loop") {
+        // Legal on the box (two steps back in i, one forward in j: a step back
+        // in time), but a point below the bound would read one above it.
+        nest(select(i > 1 && j < 6, V(i - 2, j + 1, b), 0) + y(i + j, b));
+        V.where(j < lengths(b)).space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        CHECK_THROWS_WITH(R.lower(), Contains("V reads V(i - 2, j + 1, b), at a higher 'j'") && Contains("own or lower values only"));
+    }
+    SECTION("a bound of the array's loops, or not an upper bound") {
+        nest(select(j > 0, V(i, j - 1, b), 0) + y(i + j, b));
+        V.where(j < lengths(i)).space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        CHECK_THROWS_WITH(R.lower(), Contains("the bound uses 'i', a loop of the array"));
+    }
+    SECTION("a condition on the inputs that is not an upper bound of a loop") {
+        nest(select(j > 0, V(i, j - 1, b), 0) + y(i + j, b));
+        V.where(j > lengths(b)).space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+        CHECK_THROWS_WITH(R.lower(), Contains("bounds one loop from above") && Contains("where(j < lengths(b))"));
+    }
+    SECTION("an output that is not a reduction") {
+        Func O(Place::Device, "O");
+        V(i, j, b) = select(j > 0, V(i, j - 1, b), 0) + y(i + j, b);
+        O(i, j, b) = V(i, j, b);
+        V.merge_ures(O).set_bounds(i, 0, 5, j, 0, 7, b, 0, 3).where(j < lengths(b));
+        CHECK_THROWS_WITH(O.lower(), Contains("output O(i, j, b) is not a reduction"));
+    }
+}
+
 TEST_CASE("reduction outputs: what is not a reduction, or not lowered, is refused with the fix", "[reductions]") {
     Var i("i"), j("j"), b("b"), s("s"), t("t");
     Input x(Float(32), 2, "x"), y(Int(32), 2, "y");

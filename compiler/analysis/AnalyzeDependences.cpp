@@ -125,6 +125,12 @@ void analyze_dependences(ir::UreProgram &program) {
         FindCalls finder(program, u);
         u.value.accept(&finder);
     }
+    // A data bound's reads, at the instance, by the loop nest's owner: their
+    // region is planned as any read's (every instance reads its bound).
+    for (const ir::DataBound &b : program.data_bounds) {
+        FindCalls finder(program, program.ure(program.name));
+        b.upper.accept(&finder);
+    }
 }
 
 }  // namespace pulse

@@ -6,7 +6,73 @@
 
 namespace pulse {
 
+namespace {
+
+/// A data bound is lowered as a prefix of the box along its loop in each
+/// instance: what holds on the box (validity, the buffers' layouts) holds on
+/// every prefix if the loop only advances time (the PEs are the same, each
+/// runs the steps of the box up to its bound) and every value is read at the
+/// same or a lower point of it (no point below the bound reads one above).
+void check_data_bound(const ir::UreProgram &program, const ir::DataBound &bound) {
+    const std::string text = program.name + ".where(" + bound.loop + " < " + ir::to_source(bound.upper) + ")";
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    const auto at = std::find(t.source_loops.begin(), t.source_loops.end(), bound.loop);
+    if (at == t.source_loops.end()) {
+        compile_error(text, ": '", bound.loop, "' is outside the array; an input bounds a loop of the array (a loop outside it ",
+                      "takes its extent from the outputs' at run time)");
+    }
+    const size_t column = at - t.source_loops.begin();
+    for (size_t row = 0; row + 1 < t.matrix.size(); row++) {
+        if (t.matrix[row][column] != 0) {
+            compile_error(text, ": '", bound.loop, "' moves the PEs (space row ", row, " of the transform has ", t.matrix[row][column],
+                          " for it); a loop bounded by an input may only advance time, so that every instance runs on the same PEs");
+        }
+    }
+    if (t.matrix.back()[column] <= 0) {
+        compile_error(text, ": the time row of the transform has ", t.matrix.back()[column], " for '", bound.loop,
+                      "'; a loop bounded by an input must advance time (a positive coefficient), so that an instance ends early");
+    }
+    for (const std::string &v : t.source_loops) {
+        if (Halide::Internal::expr_uses_var(bound.upper, v)) {
+            compile_error(text, ": the bound uses '", v, "', a loop of the array; it may use only the loops outside it (one bound per instance)");
+        }
+    }
+    if (program.schedule.gpu_grid_sync) {
+        compile_error(text, ": with gpu_grid_sync the instances run in step with each other; an input bounds the loops of ",
+                      "independent instances only");
+    }
+    for (const ir::Ure *u : program.outputs()) {
+        for (const std::string &a : u->args) {
+            if (std::count(t.source_loops.begin(), t.source_loops.end(), a)) {
+                compile_error(text, ": output ", u->lhs_text(), " is indexed by '", a, "', a loop of the array; with a bound read ",
+                              "from the inputs, each output reduces over whole instances: index it by the loops outside the array");
+            }
+        }
+    }
+    const int index = program.loop_index(bound.loop);
+    for (const ir::Dependence &d : program.dependences) {
+        if (d.distance[index] < 0) {
+            compile_error(text, ": ", d.consumer, " reads ", d.call_text, ", at a higher '", bound.loop,
+                          "'; a point below the bound would read one above it. A loop bounded by an input may be read at its ",
+                          "own or lower values only");
+        }
+    }
+}
+
+}  // namespace
+
 void check_domain(const ir::UreProgram &program) {
+    for (const ir::Ure *u : program.outputs()) {
+        if (program.data_bounds.empty() || u->reduction) continue;
+        const ir::DataBound &b = program.data_bounds[0];
+        compile_error(program.name, ".where(", b.loop, " < ", ir::to_source(b.upper), "): output ", u->lhs_text(),
+                      " is not a reduction; with a bound read from the inputs, the outputs are reductions over each instance ",
+                      "(an instance's other outputs would have elements its bound leaves unwritten): write it as one, like ",
+                      u->name, "(b) = init; ", u->name, "(b) = max(", u->name, "(b), value)");
+    }
+    if (program.schedule.transform) {
+        for (const ir::DataBound &b : program.data_bounds) check_data_bound(program, b);
+    }
     if (program.constraints.empty()) return;
     if (program.schedule.transform) {
         const std::vector<std::string> &array = program.schedule.transform->source_loops;

@@ -322,13 +322,18 @@ std::string emit_reference_cpp(const ir::UreProgram &p, const std::string &name,
     if (!p.constraints.empty()) {
         out << indent << "if (!(" << print_c_expr(p.domain_condition(), hooks) << ")) continue;  // outside the domain\n";
     }
+    // Past a data bound (a ragged instance's padding) nothing runs, but the
+    // point reaches its reductions' elements (check_domain: every output is one).
+    const std::string inside = p.data_bounds.empty() ? std::string() : "inside_data_bounds";
+    if (!inside.empty()) out << indent << "const bool " << inside << " = " << print_c_expr(p.data_condition(), hooks) << ";\n";
     for (const ir::Ure &u : p.ures) {
         auto [defined, value] = split_defined(u.value);
         std::string v = print_c_expr(value, hooks);
         if (!u.is_output) {
-            out << indent << u.name << "_values[point] = " << v << ";\n";
+            out << indent << (inside.empty() ? "" : "if (" + inside + ") ") << u.name << "_values[point] = " << v << ";\n";
             continue;
         }
+        if (!inside.empty()) defined = defined && Variable::make(Bool(), inside);
         // The element the output's (affine) index names, in its box.
         std::vector<std::string> index;
         for (const Expr &e : u.output_index()) index.push_back(print_c_expr(e, hooks));

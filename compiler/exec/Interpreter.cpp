@@ -56,10 +56,13 @@ public:
             if (!u.is_output) storage[u.name] = Storage{std::vector<Scalar>(total), std::vector<uint8_t>(total, NotComputed)};
         }
         for (const Ure &u : p.ures) compiled.push_back(compile(u));
-        if (!p.constraints.empty()) {
-            ExprCompilerHooks hooks;
-            hooks.variable_slot = [this](const std::string &v) { return program.loop_index(v); };
-            in_domain = compile_expr(p.domain_condition(), hooks);
+        ExprCompilerHooks hooks;
+        hooks.variable_slot = [this](const std::string &v) { return program.loop_index(v); };
+        if (!p.constraints.empty()) in_domain = compile_expr(p.domain_condition(), hooks);
+        if (!p.data_bounds.empty()) {
+            // The data bounds read inputs, as the nest's owner reads them.
+            hooks.input_call = [this](const Call *op, std::vector<Closure> index) { return input_read(program.ure(program.name), op, index); };
+            in_data = compile_expr(p.data_condition(), hooks);
         }
     }
 
@@ -127,11 +130,20 @@ public:
                 next_point(coords, first, last);
                 continue;
             }
+            // Past a data bound (a ragged instance's padding) nothing runs,
+            // but the point still reaches its reductions' elements: an
+            // instance with no point left keeps their initial values.
+            const bool inside = !in_data || in_data(state).is_true();
             size_t out_i = 0;
             for (size_t k = 0; k < program.ures.size(); k++) {
                 const Ure &u = program.ures[k];
                 state.undefined = false;
-                Scalar v = compiled[k](state);
+                if (!inside && !u.reduction) {
+                    if (!u.is_output) storage_of[k]->state[index] = OutsideDomain;
+                    out_i += u.is_output;
+                    continue;
+                }
+                Scalar v = inside ? compiled[k](state) : Scalar();
                 if (!u.is_output) {
                     Storage &st = *storage_of[k];
                     st.values[index] = v;
@@ -139,7 +151,7 @@ public:
                     continue;
                 }
                 size_t o = out_i++;
-                const bool contributes = !state.undefined;
+                const bool contributes = inside && !state.undefined;
                 if (state.undefined && !u.reduction) continue;
                 const std::vector<AffineForm> &forms = out_forms[o];
                 out_coords.resize(forms.size());
@@ -197,6 +209,7 @@ private:
     std::vector<Storage *> storage_of;
     std::vector<Closure> compiled;
     Closure in_domain;  ///< the constraints (unset for a box)
+    Closure in_data;    ///< the data bounds (unset if none)
 
     /// The next point: an odometer over the loops in reference nesting, innermost fastest.
     void next_point(std::vector<int64_t> &coords, const std::vector<int64_t> &first, const std::vector<int64_t> &last) const {

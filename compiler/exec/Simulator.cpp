@@ -73,8 +73,13 @@ public:
             max_taps = std::max(max_taps, statements.back().taps.size());
         }
         tap_values.assign(max_taps, Scalar());
-        coords.assign(instance_base + p.instance_loops.size(), 0);
+        coords.assign(instance_base + p.instance_loops.size() + p.data_bounds.size(), 0);
         active_condition = compile_expr(p.has_preimage, hooks());
+        if (p.data_active.defined()) {
+            for (const Expr &b : p.data_bounds) data_bounds.push_back(compile_expr(b, hooks()));
+            data_condition = compile_expr(p.data_active, hooks());
+            last_step = compile_expr(p.last_step, hooks());
+        }
         histories.emplace_back();
         for (const sys::Variable &v : p.variables) histories[0].emplace_back((size_t)(p.pe_count * (v.history + 1)), Scalar::zero(v.type));
     }
@@ -96,7 +101,7 @@ public:
                 enter(i);
                 if (progress) progress(done++, instances);
                 reset_history(0);
-                for (int64_t t = p.time_min; t <= p.time_max; t++) run_step(t);
+                for (int64_t t = p.time_min, last = last_step_of_instance(); t <= last; t++) run_step(t);
             }
         } else {
             // gpu_grid_sync: every instance takes a step before any takes the
@@ -132,12 +137,30 @@ private:
     static constexpr int instance_base = 2;  ///< coords: space, time, then the instance loops
     std::vector<CompiledStatement> statements;
     Closure active_condition;
+    /// The data bounds (unset if none): what they add to active_condition, and
+    /// the instance's last step with an active PE.
+    Closure data_condition, last_step;
+    std::vector<Closure> data_bounds;  ///< the bounds' values, read at the instance
+
+    /// The last step the instance at coords runs: past its data bounds'
+    /// last step nothing is active, but its first step runs (its reductions'
+    /// elements take their initial values there, however few points are left).
+    int64_t last_step_of_instance() {
+        if (!last_step) return p.time_max;
+        EvalState state;
+        state.coords = coords.data();
+        const size_t base = instance_base + p.instance_loops.size();
+        lane_active = true;  // every instance reads its bounds
+        for (size_t k = 0; k < data_bounds.size(); k++) coords[base + k] = data_bounds[k](state).as_int();
+        return std::max(p.time_min, std::min(p.time_max, last_step(state).as_int()));
+    }
     std::vector<int64_t> coords;       ///< space, time, instance loops
     /// Per instance (one unless gpu_grid_sync), per variable: lane-major
     /// rings of history + 1 values, exact.
     std::vector<std::vector<std::vector<Scalar>>> histories;
     size_t current = 0;                ///< the instance taking its step
     std::vector<char> active;          ///< per lane, this step
+    std::vector<char> inside;          ///< per lane, this step: active and inside the data bounds
     bool lane_active = false;          ///< the lane being evaluated
     std::vector<Buffer<>> outputs;
     std::vector<std::vector<char>> written;
@@ -148,6 +171,9 @@ private:
             if (v == p.time_var) return 1;
             for (size_t i = 0; i < p.instance_loops.size(); i++) {
                 if (p.instance_loops[i].var == v) return instance_base + (int)i;
+            }
+            for (size_t k = 0; k < p.data_bounds.size(); k++) {
+                if (sys::data_bound_var(k) == v) return instance_base + (int)(p.instance_loops.size() + k);
             }
             compile_error("simulate ", p.source.name, ": the lowered program uses '", v,
                           "', which is neither the space, the time nor an instance loop");
@@ -255,7 +281,7 @@ private:
         }
         // A reduction's element starts at its initial value at the first
         // point that reaches it, defined there or not.
-        if (!active[lane] || (state.undefined && !c.combine)) return;
+        if (!active[lane] || ((state.undefined || !inside[lane]) && !c.combine)) return;
         size_t o = output_of(c);
         std::vector<int> index(c.output_index.size());
         int64_t element = 0, stride = 1;
@@ -272,7 +298,7 @@ private:
         if (c.combine) {
             if (!written[o][element]) store_element(outputs[o], index, c.initial(state));
             written[o][element] = 1;
-            if (!state.undefined) store_element(outputs[o], index, (*c.combine)(load_element(outputs[o], index), v));
+            if (!state.undefined && inside[lane]) store_element(outputs[o], index, (*c.combine)(load_element(outputs[o], index), v));
             return;
         }
         if (written[o][element]) {
@@ -298,9 +324,11 @@ private:
         state.coords = coords.data();
         const int64_t step = t - p.time_min;
         coords[1] = t;
+        inside.assign(p.pe_count, 1);
         for (int64_t l = 0; l < p.pe_count; l++) {
             coords[0] = p.pe_min + l;
             active[l] = active_condition(state).is_true();
+            if (data_condition) inside[l] = active[l] && data_condition(state).is_true();
         }
         for (const CompiledStatement &c : statements) {
             auto lanes = [&](bool *changed) {

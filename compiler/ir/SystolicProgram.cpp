@@ -103,6 +103,8 @@ const Variable &SystolicProgram::variable(const std::string &name) const {
     compile_error("the systolic program ", source.name, " has no variable ", name);
 }
 
+std::string data_bound_var(size_t k) { return "data.bound." + std::to_string(k); }
+
 Expr make_tap(Type type, const Tap &tap) {
     std::vector<Expr> args{make_const(Int(32), tap.dp), make_const(Int(32), tap.dt)};
     for (int64_t d : tap.di) args.push_back(make_const(Int(32), d));
@@ -175,12 +177,15 @@ void print(std::ostream &out, const SystolicProgram &p) {
             << (p.source.schedule.gpu_grid_sync ? ", all at once, a grid barrier after every step" : "") << "\n";
         indent += "  ";
     }
-    out << indent << "for " << p.time_var << " in [" << p.time_min << ", " << p.time_max << "]:\n";
+    for (size_t k = 0; k < p.data_bounds.size(); k++) out << indent << data_bound_var(k) << " = " << expr_text(p, p.data_bounds[k]) << "\n";
+    out << indent << "for " << p.time_var << " in [" << p.time_min << ", "
+        << (p.last_step.defined() ? "min(" + std::to_string(p.time_max) + ", " + expr_text(p, p.last_step) + ")" : std::to_string(p.time_max))
+        << "]:\n";
     indent += "  ";
     out << indent << "for all lanes " << p.space_var << " in [" << p.pe_min << ", " << p.pe_min + p.pe_count - 1
         << "] in lock step:\n";
     indent += "  ";
-    out << indent << "active = " << expr_text(p, p.has_preimage) << "\n";
+    out << indent << "active = " << expr_text(p, p.has_preimage) << (p.data_active.defined() ? " && " + expr_text(p, p.data_active) : "") << "\n";
     if (p.check_time) {
         out << indent << "if active:  // CheckTime\n";
         indent += "  ";

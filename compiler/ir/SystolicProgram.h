@@ -7,9 +7,9 @@
 // Semantics (one array instance; every assignment of the instance loops runs
 // its own array, independently):
 //
-//   for t in [time_min, time_max]:                  // the time loop
+//   for t in [time_min, min(time_max, last_step)]:  // the time loop
 //     for all lanes l in [0, pe_count) in lock step: // p = pe_min + l
-//       active(l) = has_preimage(p, t)
+//       active(l) = has_preimage(p, t) && data_active(p, t)
 //       for each statement, in merge order:
 //         every lane evaluates `value` (with CheckTime only active lanes do);
 //         a tap (V, dp, dt) reads the value V got on lane l - dp at step t - dt;
@@ -138,6 +138,14 @@ struct SystolicProgram {
     /// "isl quasi-affine inverse" or "user reverse transform (verified)".
     /// Added after the first version of this header; printed by the report.
     std::string reverse_how;
+    /// The data bounds (UreProgram::data_bounds), one value per instance
+    /// each: `data_bounds[k]` over the instance loops, reading inputs; the
+    /// variable data_bound_var(k) holds it in `data_active`, what they add to
+    /// has_preimage at (p, t), and in `last_step`, the instance's last step
+    /// with an active PE (at most time_max: every step after it is idle).
+    /// Both undefined if there is none.
+    std::vector<Halide::Expr> data_bounds;
+    Halide::Expr data_active, last_step;
     bool check_time = false;
     std::vector<Variable> variables;         ///< merge order, recurrence UREs only
     std::vector<Statement> statements;       ///< merge order, all UREs
@@ -151,6 +159,9 @@ struct SystolicProgram {
     const SpaceAxis &inner_space_axis() const { return space_axes[1 - outer_axis]; }
     const Variable &variable(const std::string &name) const;
 };
+
+/// The variable of SystolicProgram::data_bounds[k] (Int(32)): `data.bound.K`.
+std::string data_bound_var(size_t k);
 
 /// A tap as an Expr inside Statement::value.
 Halide::Expr make_tap(Halide::Type type, const Tap &tap);

@@ -160,6 +160,12 @@ Expr UreProgram::domain_condition() const {
     return simplify_exact(all);
 }
 
+Expr UreProgram::data_condition() const {
+    Expr all = Halide::Internal::const_true();
+    for (const DataBound &b : data_bounds) all = all && Variable::make(Int(32), b.loop) < b.upper;
+    return all;
+}
+
 const char *to_string(ReduceOp op) {
     switch (op) {
     case ReduceOp::Add: return "+";
@@ -315,6 +321,10 @@ void print(std::ostream &out, const UreProgram &p) {
     if (!p.constraints.empty()) {
         out << "\n  where:";
         for (size_t i = 0; i < p.constraints.size(); i++) out << (i ? " and " : " ") << to_source(p.constraints[i]);
+    }
+    if (!p.data_bounds.empty()) {
+        out << "\n  bounded by the inputs:";
+        for (size_t i = 0; i < p.data_bounds.size(); i++) out << (i ? " and " : " ") << p.data_bounds[i].loop << " < " << to_source(p.data_bounds[i].upper);
     }
     out << "\n  inputs:";
     for (const InputDecl &in : p.inputs) out << "  " << in.name << " (" << in.type << ", " << in.dimensions << "-D)";

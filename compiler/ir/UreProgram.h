@@ -125,6 +125,18 @@ struct InputAccess {
     std::vector<Loop> reach(const std::vector<Loop> &loops) const { return less_excluded(loops, excluded); }
 };
 
+/// A bound on a loop read from the inputs: `F.where(j < lengths(b))`, a
+/// ragged batch. The loop runs over [min, min(max + 1, upper)) in each array
+/// instance, `upper` read at the instance (an integer expression of the loops
+/// outside the array, reading inputs). check_domain states where it is lowered:
+/// a loop of the array that only advances time, read only at its own or lower
+/// values, so that each instance's domain is a prefix of the box along it and
+/// what is proved on the box holds on it.
+struct DataBound {
+    std::string loop;
+    Halide::Expr upper;  ///< exclusive: loop < upper
+};
+
 /// `F.tile(var, outer, inner, factor)`: var = outer * factor + inner.
 struct Tile {
     std::string var, outer, inner;
@@ -177,6 +189,11 @@ struct UreProgram {
     /// domain is the points of the box where every one holds. Each is an
     /// affine condition over the transform's source loops; empty: the box.
     std::vector<Halide::Expr> constraints;
+    /// Bounds read from the inputs (`where(j < lengths(b))`): each instance's
+    /// domain is the points of the affine domain below them. The validator,
+    /// the report and the buffers' layouts work on the affine domain; every
+    /// evaluator runs each instance on its own.
+    std::vector<DataBound> data_bounds;
     std::vector<Ure> ures;               ///< merge order
     std::vector<InputDecl> inputs;
     std::vector<Dependence> dependences;
@@ -198,6 +215,9 @@ struct UreProgram {
     int64_t domain_size() const;
     /// The conjunction of `constraints` (true for a box).
     Halide::Expr domain_condition() const;
+    /// The conjunction of the data bounds, `loop < upper` (true if none): it
+    /// reads inputs, so only evaluators use it.
+    Halide::Expr data_condition() const;
     std::vector<const Ure *> outputs() const;
     /// The loops over which output `u` is written: the program's loops, each
     /// loop of the array (a source loop of the transform) narrowed by the

@@ -242,7 +242,8 @@ public:
         if (kernel.grid_sync) kernel.warps_per_block = 1;
         // The marker tells later passes where one array instance's straight-line code starts.
         plan_reductions();
-        Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, with_reductions(instance_body()));
+        Stmt instance = with_reductions(instance_body());
+        Stmt body = ProducerConsumer::make_produce(kir::array_instance_marker, with_data_bounds(instance));
         // Per-thread serial loops, innermost built first.
         for (size_t i = plan.sequential.size(); i-- > 0;) {
             const SequentialLoop &l = plan.sequential[i];
@@ -911,6 +912,7 @@ private:
                 if (value.defined()) c.values[var] = simplify_exact(substitute(c.values, value));
             }
         }
+        bind_data_bounds(copies);
         instance_copies = copies;
         if (!period) {
             std::vector<Item> items;
@@ -947,19 +949,57 @@ private:
             }
         }
         auto sequence = [](const std::vector<Stmt> &stmts) { return stmts.empty() ? Stmt(Evaluate::make(0)) : Block::make(stmts); };
-        Stmt loop = For::make(block_var, 0, (int)blocks, ForType::Serial, DeviceAPI::None, build(items, sequence(keep)));
+        Stmt loop = For::make(block_var, 0, (int)blocks, ForType::Serial, DeviceAPI::None,
+                              until_last_step(block * (int)period + (int)program.time_min, build(items, sequence(keep))));
         std::vector<Item> tail;
         boundary = blocks * period;
         for (int64_t position = boundary; position < program.steps(); position++) {
             for (const Copy &c : copies) lower_step(make_const(Int(32), program.time_min + position), position, c, tail);
             end_step(tail, position + 1 == program.steps());
         }
-        Stmt body = sequence({sequence(init), loop, build(tail)});
+        Stmt rest = tail.empty() ? Stmt(Evaluate::make(0)) : until_last_step(make_const(Int(32), program.time_min + boundary), build(tail));
+        Stmt body = sequence({sequence(init), loop, rest});
         for (const sys::Variable &v : program.variables) {
             if (v.history == 0) continue;
             body = Allocate::make(carry_name(v.name), v.type, Halide::MemoryType::Register,
                                   {make_const(Int(32), copy_count * kernel.pes_per_lane * v.history)}, const_true(), body);
         }
+        return body;
+    }
+
+    // ---- data bounds (a ragged batch) ---------------------------------------
+    // Each copy reads its instance's bounds once, at the top of the instance
+    // (lets named after the bounded loops); a PE's activity tests them, and
+    // a rolled time loop's blocks past the instance's last step are skipped
+    // (shorten_guarded_loops then ends the loop there).
+
+    std::vector<std::pair<std::string, Expr>> bound_lets;  ///< in order, around the instance
+    std::string last_step_name;                            ///< the instance's last step (all copies), if any bound
+
+    void bind_data_bounds(std::vector<Copy> &copies) {
+        if (program.data_bounds.empty()) return;
+        Expr last;
+        for (Copy &c : copies) {
+            for (size_t k = 0; k < program.data_bounds.size(); k++) {
+                const std::string n = names.fresh(source.data_bounds[k].loop + c.tag, "bound");
+                bound_lets.push_back({n, simplify_exact(lower_loads(substitute(c.values, program.data_bounds[k])))});
+                c.values[sys::data_bound_var(k)] = Variable::make(Int(32), n);
+            }
+            const Expr copy_last = simplify_exact(substitute(c.values, program.last_step));
+            last = last.defined() ? max(last, copy_last) : copy_last;
+        }
+        last_step_name = names.fresh(program.time_var, "last");
+        bound_lets.push_back({last_step_name, simplify_exact(last)});
+    }
+
+    /// `s`, the steps from `first_step` on, run only up to the instance's last step.
+    Stmt until_last_step(const Expr &first_step, const Stmt &s) const {
+        if (last_step_name.empty()) return s;
+        return IfThenElse::make(first_step <= Variable::make(Int(32), last_step_name), s);
+    }
+
+    Stmt with_data_bounds(Stmt body) const {
+        for (size_t i = bound_lets.size(); i-- > 0;) body = LetStmt::make(bound_lets[i].first, bound_lets[i].second, body);
         return body;
     }
 
@@ -1080,7 +1120,9 @@ private:
             at[j][program.time_var] = t;
             at[j][program.space_var] = pe_of_slot(j);
             Expr on_array = pe_of_slot(j) < (int)(program.pe_min + program.pe_count);
-            active_value[j] = simplify_exact(on_array && substitute(at[j], program.has_preimage));
+            Expr preimage = program.has_preimage;
+            if (program.data_active.defined()) preimage = preimage && program.data_active;
+            active_value[j] = simplify_exact(on_array && substitute(at[j], preimage));
         }
         // The domain's constraints at slot j's point (undefined for a box): a
         // load there is skipped where they exclude the point.

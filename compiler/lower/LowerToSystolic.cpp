@@ -171,14 +171,10 @@ bool uses_var(const Expr &e, const std::string &name) { return Halide::Internal:
 
 /// Smallest and largest value of row r of the transform (row · x) over the
 /// domain of the source loops: on the box directly, with constraints by isl.
-std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, size_t r) {
+/// The range of row `r` of the transform over the box of the source loops.
+std::pair<int64_t, int64_t> row_range_of_box(const ir::UreProgram &program, size_t r) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
     const std::vector<int64_t> &row = t.matrix[r];
-    if (!program.constraints.empty()) {
-        isl_model::Context context;
-        isl::set image = isl_model::forward_map(t, isl_model::iteration_domain(context, program, t.source_loops)).range();
-        return {isl_val_get_num_si(image.dim_min_val((int)r).get()), isl_val_get_num_si(image.dim_max_val((int)r).get())};
-    }
     int64_t lo = 0, hi = 0;
     for (size_t c = 0; c < row.size(); c++) {
         const ir::Loop &l = program.loop(t.source_loops[c]);
@@ -187,6 +183,15 @@ std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, size_t r) {
         hi += std::max(a, b);
     }
     return {lo, hi};
+}
+
+/// The range of row `r` of the transform over the domain.
+std::pair<int64_t, int64_t> row_range(const ir::UreProgram &program, size_t r) {
+    const ir::SpaceTimeTransform &t = *program.schedule.transform;
+    if (program.constraints.empty()) return row_range_of_box(program, r);
+    isl_model::Context context;
+    isl::set image = isl_model::forward_map(t, isl_model::iteration_domain(context, program, t.source_loops)).range();
+    return {isl_val_get_num_si(image.dim_min_val((int)r).get()), isl_val_get_num_si(image.dim_max_val((int)r).get())};
 }
 
 /// The linear PE variable of a 2-D array: the two rows' names joined (s1.s2),
@@ -337,6 +342,24 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
     std::map<std::string, Expr> substitution;
     for (size_t c = 0; c < t.source_loops.size(); c++) substitution[t.source_loops[c]] = p.reverse[c];
     auto rewrite = [&](const Expr &e) { return simplify_exact(substitute(substitution, e)); };
+    if (!program.data_bounds.empty()) {
+        // An instance ends where its bounded loops do: the box's last step
+        // less the time their unused values would take (check_domain: the
+        // loop advances time only, by a positive coefficient).
+        const int64_t box_last = row_range_of_box(program, t.matrix.size() - 1).second;
+        p.data_active = const_true();
+        p.last_step = make_const(Int(32), p.time_max);
+        for (size_t k = 0; k < program.data_bounds.size(); k++) {
+            const ir::DataBound &b = program.data_bounds[k];
+            const Expr bound = Variable::make(Int(32), sys::data_bound_var(k));
+            const int64_t c = t.matrix.back()[std::find(t.source_loops.begin(), t.source_loops.end(), b.loop) - t.source_loops.begin()];
+            p.data_bounds.push_back(b.upper);
+            p.data_active = p.data_active && rewrite(Variable::make(Int(32), b.loop)) < bound;
+            p.last_step = min(p.last_step, (int)box_last - (int)c * ((int)program.loop(b.loop).max() - (bound - 1)));
+        }
+        p.data_active = simplify_exact(p.data_active);
+        p.last_step = simplify_exact(p.last_step);
+    }
 
     // Statements, and every tap each variable is read at.
     std::map<std::string, std::vector<sys::Tap>> taps_of, self_taps_of;

@@ -21,6 +21,7 @@
 #include "lower/PlaceUniformInputs.h"
 #include "lower/PrefetchLoads.h"
 #include "lower/SlideWindows.h"
+#include "lower/ShortenGuardedLoops.h"
 #include "lower/SpecializeInterior.h"
 #include "lower/StageInShared.h"
 #include "lower/VoteUniformTests.h"
@@ -60,6 +61,7 @@ const KernelPass kernel_passes[] = {
     {"peel_loops", any_target<peel_loops>, always},
     {"stage_in_shared", any_target<stage_in_shared>, always},
     {"specialize_interior", any_target<specialize_interior>, always},
+    {"shorten_guarded_loops", any_target<shorten_guarded_loops>, always},
     {"batch_exchanges", any_target<batch_exchanges>, always},
     {"exchange_across_warps", any_target<exchange_across_warps>, always},
     {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},
@@ -88,8 +90,8 @@ void print_kernel_after(const PassTrace &trace, const char *pass, const kir::Ker
 }  // namespace
 
 void run_front_passes(ir::UreProgram &program) {
-    check_domain(program);
     analyze_dependences(program);
+    check_domain(program);  // (a data bound's check reads the dependences)
     bound_input_reads(program);
     compute_reference_order(program);
     check_schedule(program);

@@ -145,13 +145,14 @@ namespace {
 /// one step, each from the one below it in the same step (a chain along the
 /// slots, in registers), so the wavefront crosses Q / K lanes, not Q PEs:
 /// Q / K + S - 1 steps where the linear array (s = i, t = i + j) takes Q + S - 1.
-Spec smith_waterman_blocked(const Params &params) {
+Spec smith_waterman_blocked(const Params &params, bool ragged) {
     const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
     const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
     const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
     const int lanes = (Q + K - 1) / K;
     Var ii("ii"), io("io"), j("j"), b("b"), s1("s1"), s2("s2"), t("t");
     Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject"), substitution(Int(32), {24, 24}, "substitution");
+    Input lengths(Int(32), 1, "lengths");
     Func H(Int(32), {ii, io, j, b}, Place::Device, "H"), E(Int(32), {ii, io, j, b}, Place::Device, "E"),
         F(Int(32), {ii, io, j, b}, Place::Device, "F");
     Func Best(Place::Device, "Best");
@@ -171,8 +172,12 @@ Spec smith_waterman_blocked(const Params &params) {
     Best(b) = max(Best(b), H(ii, io, j, b));
     E.merge_ures(F, H, Best).set_bounds(ii, 0, K, io, 0, lanes, j, 0, S, b, 0, B);
     if (lanes * K != Q) E.where(io * K + ii < Q);
+    // A ragged batch: sequence b has lengths(b) residues (at most S; the
+    // subject buffer is S x B, each column padded): its instance stops there.
+    if (ragged) E.where(j < lengths(b));
     E.gpu_blocks(b);
     E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
+    if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
     return Spec{Best, {query, subject, substitution}};
 }
 
@@ -180,4 +185,7 @@ Spec smith_waterman_blocked(const Params &params) {
 
 PULSE_REGISTER_SPEC("align_sw_blocked", "Smith-Waterman with affine gaps and a 24 x 24 substitution matrix, K query residues per lane "
                     "computed in one step (a 2-D array: the wavefront crosses the lanes, not the residues), int32",
-                    smith_waterman_blocked);
+                    [](const Params &p) { return smith_waterman_blocked(p, false); });
+PULSE_REGISTER_SPEC("align_sw_ragged", "Smith-Waterman as align_sw_blocked over a ragged batch: database sequence b has lengths(b) "
+                    "residues (at most S), and its array instance runs only its own steps",
+                    [](const Params &p) { return smith_waterman_blocked(p, true); });

@@ -49,6 +49,29 @@ protected:
     void visit(const Variable *op) override { variables.insert(op->name); }
 };
 
+/// A `where` condition that reads an input, as a data bound: `j < e`,
+/// `j <= e`, `e > j` or `e >= j` with `j` a loop and `e` not using it.
+ir::DataBound data_bound_of(const std::string &owner, const Expr &condition, const std::vector<std::string> &loops) {
+    auto as_loop = [&](const Expr &e) -> std::string {
+        const Variable *v = e.as<Variable>();
+        return v && std::count(loops.begin(), loops.end(), v->name) ? v->name : std::string();
+    };
+    Expr loop, upper;
+    bool inclusive = false;
+    if (const LT *op = condition.as<LT>()) loop = op->a, upper = op->b;
+    else if (const LE *op = condition.as<LE>()) loop = op->a, upper = op->b, inclusive = true;
+    else if (const GT *op = condition.as<GT>()) loop = op->b, upper = op->a;
+    else if (const GE *op = condition.as<GE>()) loop = op->b, upper = op->a, inclusive = true;
+    const std::string var = loop.defined() ? as_loop(loop) : std::string();
+    if (var.empty() || expr_uses_var(upper, var) || !upper.type().is_int_or_uint()) {
+        compile_error(owner, ".where(", ir::to_source(condition), "): a condition that reads an input bounds one loop from above by ",
+                      "an integer read at the loops outside the array, like where(j < lengths(b)) (a batch of sequences of ",
+                      "different lengths); write an affine condition of the loops, or one such bound per where");
+    }
+    upper = Halide::cast(Halide::Int(32), upper);
+    return ir::DataBound{var, simplify_exact(inclusive ? upper + 1 : upper)};
+}
+
 /// Every loop's box: constant bounds as given; a dependent bound's box is the
 /// range of its min and last value over the boxes of the loops it uses
 /// (resolved in turn, so a bound may use a loop whose own bound depends on
@@ -143,9 +166,23 @@ ir::UreProgram Func::lower() const {
         }
         p.loops.push_back(it->second);
     }
-    for (const Expr &c : g.constraints) p.constraints.push_back(c);
     std::set<std::string> names;
     std::map<std::string, ir::InputDecl> inputs;
+    // A condition that reads an input is a data bound; the others are affine constraints.
+    for (const Expr &c : g.constraints) {
+        CollectUses uses;
+        c.accept(&uses);
+        if (!uses.callees.empty()) {
+            compile_error(owner.name, ".where(", ir::to_source(c), "): it reads ", uses.callees[0],
+                          ", a Func; a domain condition reads the loops and inputs only");
+        }
+        if (uses.inputs.empty()) {
+            p.constraints.push_back(c);
+            continue;
+        }
+        p.data_bounds.push_back(data_bound_of(owner.name, c, owner.args));
+        for (const auto &in : uses.inputs) inputs[in.first] = in.second;
+    }
     for (const auto &f : g.funcs) {
         if (!f->value.defined()) {
             compile_error("Func ", f->name, " is merged into the loop nest of ", owner.name, " but never defined");

@@ -189,6 +189,13 @@ public:
     /// affine `condition` on the array's loops holds (Halide's RDom::where):
     /// `X.where(j <= i)` keeps a triangle. Every check, evaluator and
     /// backend works on the exact domain; may be given several times (all hold).
+    /// A condition may instead bound one loop of the array from above by an
+    /// integer read from the inputs at the loops outside it: `where(j <
+    /// lengths(b))`, a ragged batch (instance b runs j over [min, lengths(b)),
+    /// within its bounds). The loop must only advance time and be read at its
+    /// own or lower values, and the outputs must be reductions over the
+    /// instances; the validator proves the transform on the box, and each
+    /// instance's kernel runs its own steps only.
     Func &where(const Expr &condition);
 
     /// Splits loop `var` into `outer` and `inner`: var = outer * factor + inner;
