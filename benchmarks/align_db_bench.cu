@@ -1,0 +1,177 @@
+// Times Pulse's align_sw_ragged kernels (benchmarks/generate_align_db.sh: one
+// per length class, -I DIR) on one query against a generated protein-like
+// database: N sequences (default 2^20) whose lengths are drawn log-normal
+// with median 300 (sigma 0.75, at least 8 residues), the 64 longest of them
+// spread over [10000, 16384] (the long tail). Sequences are sorted by length,
+// longest first, and split into the length classes (a class's subject buffer
+// padded to its bound S; each instance stops at its own length). The peer, in
+// the same run: a plain CUDA aligner, one thread per pair, over the same
+// classes and lengths. Every best score is compared.
+// GCUPS: query length x total database residues per nanosecond.
+// Prints a line per class and
+// `CSV,align_db,<Q>,<N>,<residues>,<longest>,<Pulse ms>,<Pulse GCUPS>,<peer ms>,<peer GCUPS>,<check>`.
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<pulse>/examples -IDIR DIR/align_db_s*.cu
+//        benchmarks/align_db_bench.cu -o align_db_bench   (DIR/align_db_s*_check.cu left out)
+// usage: align_db_bench [N]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+#include "pulse_cuda.h"
+#include "pulse_buffer.h"
+
+struct AlignDbKernel {
+    int S;  ///< the class's bound: its sequences have at most S residues
+    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, cudaStream_t);
+    pulse_buffer (*query)(const void *, int64_t);
+    pulse_buffer (*subject)(const void *, int64_t);
+    pulse_buffer (*substitution)(const void *, int64_t);
+    pulse_buffer (*lengths)(const void *, int64_t);
+    pulse_buffer (*best)(void *, int64_t);
+};
+#include "kernels.h"
+#include "align/blosum62.h"
+
+constexpr int open_penalty = 11, extend_penalty = 1, max_query = 4096;
+
+// The peer: one thread per database sequence, Gotoh's recurrences down its
+// own residues, the query's column of H and E in local memory.
+__global__ void align_one_thread_per_pair(const int *query, int Q, const int *subject, int S, const int *lengths, long B, const int *matrix,
+                                          int *best) {
+    __shared__ int table[24 * 24];
+    for (int k = threadIdx.x; k < 24 * 24; k += blockDim.x) table[k] = matrix[k];
+    __syncthreads();
+    const long b = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (b >= B) return;
+    int H[max_query], E[max_query];
+    for (int i = 0; i < Q; i++) H[i] = 0, E[i] = -(1 << 14);
+    int score = 0;
+    for (int j = 0; j < lengths[b]; j++) {
+        const int d = subject[b * S + j];
+        int diagonal = 0, up = 0, F = -(1 << 14);
+        for (int i = 0; i < Q; i++) {
+            const int left = H[i];
+            E[i] = max(E[i] - extend_penalty, left - open_penalty);
+            F = max(F - extend_penalty, up - open_penalty);
+            const int h = max(max(0, diagonal + table[d * 24 + query[i]]), max(E[i], F));
+            diagonal = left;
+            up = h;
+            H[i] = h;
+            score = max(score, h);
+        }
+    }
+    best[b] = score;
+}
+
+__global__ void residues(int *p, long n, unsigned seed) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+        p[i] = (int)(h % 20);  // the 20 amino acids
+    }
+}
+
+struct LengthClass {
+    const AlignDbKernel *kernel;
+    long count = 0;
+    int *subject = nullptr, *lengths = nullptr, *best = nullptr, *peer = nullptr;
+    double residues = 0;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+};
+
+int main(int argc, char **argv) {
+    const long N = argc > 1 ? atol(argv[1]) : 1L << 20;
+    const int Q = align_db_query, classes = (int)(sizeof align_db_kernels / sizeof align_db_kernels[0]);
+    const int longest_class = align_db_kernels[classes - 1].S;
+    // Protein-like lengths, longest first.
+    std::mt19937 rng(2024);
+    std::lognormal_distribution<double> draw(std::log(300.0), 0.75);
+    std::vector<int> length(N);
+    for (long b = 0; b < N; b++) length[b] = std::clamp((int)std::lround(draw(rng)), 8, longest_class);
+    for (long b = 0; b < std::min(N, 64L); b++) length[b] = 10000 + (int)(rng() % (longest_class - 10000 + 1));
+    std::sort(length.begin(), length.end(), std::greater<int>());
+    int *query, *matrix;
+    cudaMalloc(&query, Q * 4);
+    cudaMalloc(&matrix, 24 * 24 * 4);
+    residues<<<64, 256>>>(query, Q, 1);
+    cudaMemcpy(matrix, pulse_blosum62, sizeof pulse_blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
+    // The classes: each sequence in the smallest that holds it (the
+    // shortest are last: each class is a run of the sorted lengths).
+    std::vector<LengthClass> parts;
+    double total_residues = 0, padded = 0;
+    long end = N;
+    for (int c = 0; c < classes; c++) {
+        long begin = end;
+        while (begin > 0 && length[begin - 1] <= align_db_kernels[c].S) begin--;
+        if (begin == end) continue;
+        LengthClass part;
+        part.kernel = &align_db_kernels[c];
+        part.count = end - begin;
+        const long S = part.kernel->S;
+        PULSE_CUDA_CHECK(cudaMalloc(&part.subject, (size_t)S * part.count * 4));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.lengths, part.count * 4));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.best, part.count * 4));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.peer, part.count * 4));
+        residues<<<1024, 256>>>(part.subject, S * part.count, 2 + c);
+        cudaMemcpy(part.lengths, length.data() + begin, part.count * 4, cudaMemcpyHostToDevice);
+        cudaMemset(part.best, 0xff, part.count * 4);
+        for (long b = begin; b < end; b++) part.residues += length[b];
+        total_residues += part.residues;
+        padded += (double)S * part.count;
+        PULSE_CUDA_CHECK(cudaStreamCreateWithFlags(&part.stream, cudaStreamNonBlocking));
+        PULSE_CUDA_CHECK(cudaEventCreateWithFlags(&part.done, cudaEventDisableTiming));
+        parts.push_back(part);
+        end = begin;
+    }
+    if (end != 0) { fprintf(stderr, "a sequence is longer than the longest class\n"); return 2; }
+    auto run_pulse = [&](const LengthClass &p) {
+        const AlignDbKernel &k = *p.kernel;
+        return k.run(k.query(query, p.count), k.subject(p.subject, p.count), k.substitution(matrix, p.count), k.lengths(p.lengths, p.count),
+                     k.best(p.best, p.count), p.stream);
+    };
+    auto run_peer = [&](const LengthClass &p) {
+        align_one_thread_per_pair<<<(unsigned)((p.count + 127) / 128), 128, 0, p.stream>>>(query, Q, p.subject, p.kernel->S, p.lengths, p.count,
+                                                                                          matrix, p.peer);
+    };
+    // The whole database: each class on a stream of its own, the longest
+    // first (its few long sequences overlap the rest), joined on stream 0.
+    cudaEvent_t fork;
+    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+    auto all = [&](auto run) {
+        cudaEventRecord(fork, 0);
+        for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
+            cudaStreamWaitEvent(p->stream, fork, 0);
+            run(*p);
+            cudaEventRecord(p->done, p->stream);
+        }
+        for (const LengthClass &p : parts) cudaStreamWaitEvent(0, p.done, 0);
+    };
+    all([&](const LengthClass &p) { PULSE_CUDA_CHECK(run_pulse(p)); });
+    PULSE_CUDA_CHECK(cudaDeviceSynchronize());
+    printf("align_db Q=%d: %ld sequences, %.0f residues (longest %d, %.2fx padded in their classes)\n", Q, N, total_residues, length[0],
+           padded / total_residues);
+    for (const LengthClass &p : parts) {
+        const float ms = (float)pulse::cuda::time_median_ms([&] { run_pulse(p); }, 1, 5, p.stream);
+        printf("  class S<=%5d: %8ld sequences, %11.0f residues: Pulse %9.3f ms (%7.1f GCUPS)\n", p.kernel->S, p.count, p.residues, ms,
+               Q * p.residues / ms / 1e6);
+    }
+    const float pulse_ms = (float)pulse::cuda::time_median_ms([&] { all(run_pulse); }, 1, 5);
+    const float peer_ms = (float)pulse::cuda::time_median_ms([&] { all(run_peer); }, 1, 3);
+    PULSE_CUDA_CHECK(cudaDeviceSynchronize());
+    long wrong = 0;
+    for (const LengthClass &p : parts) {
+        std::vector<int> got(p.count), want(p.count);
+        cudaMemcpy(got.data(), p.best, p.count * 4, cudaMemcpyDeviceToHost);
+        cudaMemcpy(want.data(), p.peer, p.count * 4, cudaMemcpyDeviceToHost);
+        for (long b = 0; b < p.count; b++) wrong += got[b] != want[b];
+    }
+    const double cells = (double)Q * total_residues;
+    printf("align_db Q=%d N=%ld: Pulse %.3f ms (%.1f GCUPS), one thread per pair %.3f ms (%.1f GCUPS); %s (%ld of %ld scores differ)\n", Q, N,
+           pulse_ms, cells / pulse_ms / 1e6, peer_ms, cells / peer_ms / 1e6, wrong ? "FAIL" : "PASS", wrong, N);
+    printf("CSV,align_db,%d,%ld,%.0f,%d,%.4f,%.1f,%.4f,%.1f,%s\n", Q, N, total_residues, length[0], pulse_ms, cells / pulse_ms / 1e6, peer_ms,
+           cells / peer_ms / 1e6, wrong ? "FAIL" : "PASS");
+    return wrong ? 1 : 0;
+}
