@@ -2,7 +2,8 @@
 """GCUPS per query length of each alignment design, the one-thread-per-pair
 peer measured in the same runs, and the issue's target.
 
-usage: benchmarks/plot_align.py CSV PNG
+usage: benchmarks/plot_align.py CSV PNG [DATABASE]
+DATABASE: the x axis's words on the database (default "database 65536 x 301 residues").
 CSV: lines `design,Q,S,B,pulse_ms,pulse_gcups,peer_ms,peer_gcups` (a header
 line and lines starting with # are skipped), as
 docs/benchmarks/align_h200_2026-11-27.csv."""
@@ -15,8 +16,9 @@ TARGET_GCUPS = 2900  # issue 26: half of the best hand-written aligner's publish
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
+    database = sys.argv[3] if len(sys.argv) == 4 else "database 65536 x 301 residues"
     with open(sys.argv[1]) as f:
         rows = [r for r in csv.reader(line for line in f if not line.startswith("#")) if r and r[0] != "design"]
     fig, ax = plt.subplots(figsize=(8, 4.8))
@@ -33,7 +35,7 @@ def main():
     ax.set_xscale("log", base=2)
     ax.set_xticks(qs)
     ax.set_xticklabels([str(q) for q in qs])
-    ax.set_xlabel("query length Q (residues); database 65536 x 301 residues")
+    ax.set_xlabel(f"query length Q (residues); {database}")
     ax.set_ylabel("GCUPS (higher is better)")
     ax.set_ylim(0, TARGET_GCUPS * 1.1)
     ax.set_title("Smith-Waterman, BLOSUM62, int32, NVIDIA H200")
