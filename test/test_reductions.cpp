@@ -433,9 +433,9 @@ TEST_CASE("align_sw_ragged: each sequence of a ragged batch aligned on its own r
     };
     for (const Size n : {Size{1, 1, 1}, Size{13, 3, 29}, Size{45, 8, 11}, Size{100, 7, 37}}) {
         // Lengths: negative and 0 (no residue), 1, odd, S and past S (the
-        // whole column); the padding past each length is random residues, so
+        // whole column), the ends of int32; the padding past each length is random residues, so
         // a step run there would change the score.
-        const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1))};
+        const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1)), INT32_MAX, INT32_MIN};
         const int B = (int)lengths.size();
         INFO("Q=" << n.Q << " K=" << n.K << " S=" << n.S);
         const std::vector<int> q = residues(rng, n.Q, 24);

@@ -139,7 +139,8 @@ struct SystolicProgram {
     /// Added after the first version of this header; printed by the report.
     std::string reverse_how;
     /// The data bounds (UreProgram::data_bounds), one value per instance
-    /// each: `data_bounds[k]` over the instance loops, reading inputs; the
+    /// each: `data_bounds[k]` over the instance loops, reading inputs,
+    /// clamped into the bounded loop's [min, max + 1]; the
     /// variable data_bound_var(k) holds it in `data_active`, what they add to
     /// has_preimage at (p, t), and in `last_step`, the instance's last step
     /// with an active PE (at most time_max: every step after it is idle).

@@ -353,9 +353,13 @@ sys::SystolicProgram lower_to_systolic(const ir::UreProgram &program) {
             const ir::DataBound &b = program.data_bounds[k];
             const Expr bound = Variable::make(Int(32), sys::data_bound_var(k));
             const int64_t c = t.matrix.back()[std::find(t.source_loops.begin(), t.source_loops.end(), b.loop) - t.source_loops.begin()];
-            p.data_bounds.push_back(b.upper);
+            // The bound clamped into the loop's range (the same domain): the
+            // arithmetic on it then stays near the loop's values, with no
+            // wrap-around at a length near the type's ends.
+            const ir::Loop &l = program.loop(b.loop);
+            p.data_bounds.push_back(simplify_exact(clamp(b.upper, (int)l.min, (int)l.max() + 1)));
             p.data_active = p.data_active && rewrite(Variable::make(Int(32), b.loop)) < bound;
-            p.last_step = min(p.last_step, (int)box_last - (int)c * ((int)program.loop(b.loop).max() - (bound - 1)));
+            p.last_step = min(p.last_step, (int)box_last - (int)c * ((int)l.max() + 1 - bound));
         }
         p.data_active = simplify_exact(p.data_active);
         p.last_step = simplify_exact(p.last_step);
