@@ -113,8 +113,19 @@ struct Builder {
         for (size_t r = 0; r < s.recurrences.size(); r++) recs.emplace_back(s.recurrences[r].type, vars, Place::Device, recurrence_names[r]);
         for (size_t n = 0; n < s.input_dims.size(); n++) inputs.emplace_back(s.input_types[n], s.input_dims[n], input_names[n]);
         if (s.table_extent > 0) table.emplace_back(s.type, std::vector<int>{(int)s.table_extent}, "tab");
+        if (s.ragged_loop >= 0) length.emplace_back(Halide::Int(32), (int)s.ragged_by.size(), "len");
     }
-    std::vector<Input> table;  ///< the table, if the system has one
+    std::vector<Input> table;   ///< the table, if the system has one
+    std::vector<Input> length;  ///< the data bound's input, if the system has one
+
+    /// The data bound `loop < len(...)`.
+    Code data_bound() const {
+        std::vector<Expr> at;
+        std::vector<std::string> texts;
+        for (int l : system.ragged_by) at.push_back(vars[l]), texts.push_back(loop_names[l]);
+        return {Expr(vars[system.ragged_loop]) < length[0](at),
+                std::string(loop_names[system.ragged_loop]) + " < len(" + args_text(texts) + ")"};
+    }
 
     std::string args_text(const std::vector<std::string> &args) const {
         std::string s;
@@ -807,6 +818,30 @@ bool uses_table(const System &system) {
     return false;
 }
 
+int ragged_loop_for(const System &system, const Transform &transform) {
+    for (const Output &o : system.outputs) {
+        if (o.reduce < 0) return -1;
+        for (size_t l = 0; l < system.loops(); l++) {
+            if (o.kept[l] && std::count(transform.source.begin(), transform.source.end(), (int)l)) return -1;
+        }
+    }
+    for (size_t c = 0; c < transform.source.size(); c++) {
+        bool time_only = transform.matrix.back()[c] > 0;
+        for (size_t r = 0; r + 1 < transform.matrix.size(); r++) time_only &= transform.matrix[r][c] == 0;
+        if (time_only) return transform.source[c];
+    }
+    return -1;
+}
+
+bool reads_above(const System &system, int loop) {
+    for (const Recurrence &r : system.recurrences) {
+        for (const Term &t : r.terms) {
+            if (t.kind == Term::RecurrenceRead && t.distance[loop] < 0) return true;
+        }
+    }
+    return false;
+}
+
 void leave_out_kept_loop(const System &system, Transform &transform) {
     const Output &out = system.outputs[0];
     if (std::count(out.kept.begin(), out.kept.end(), true) != 1) return;
@@ -1008,6 +1043,7 @@ ir::UreProgram build_system(const System &system, const Transform &transform) {
     b.recs[0].merge_ures(merged);
     for (size_t l = 0; l < system.loops(); l++) b.recs[0].set_bounds(b.vars[l], system.mins[l], system.extents[l]);
     for (const Constraint &c : system.constraints) b.recs[0].where(b.constraint(c.coefficient, c.bound, false).e);
+    if (system.ragged_loop >= 0) b.recs[0].where(b.data_bound().e);
     std::vector<Var> source, destination;
     for (int l : transform.source) source.push_back(b.vars[l]);
     for (const std::string &n : destination_names(transform)) destination.emplace_back(n);
@@ -1037,6 +1073,7 @@ std::string system_cpp(const System &system, const Transform &transform) {
             << input_names[n] << "\");\n";
     }
     if (system.table_extent > 0) out << "Input tab(" << type_text(system.type) << ", {" << system.table_extent << "}, \"tab\");\n";
+    if (system.ragged_loop >= 0) out << "Input len(Int(32), " << system.ragged_by.size() << ", \"len\");\n";
     for (size_t r = 0; r < system.recurrences.size(); r++) {
         out << "Func " << recurrence_names[r] << "(" << type_text(system.recurrences[r].type) << ", {" << b.args_text(vars)
             << "}, Place::Device, \"" << recurrence_names[r] << "\");\n";
@@ -1063,6 +1100,7 @@ std::string system_cpp(const System &system, const Transform &transform) {
     }
     out << ");\n";
     for (const Constraint &c : system.constraints) out << "A.where(" << b.constraint(c.coefficient, c.bound, false).s << ");\n";
+    if (system.ragged_loop >= 0) out << "A.where(" << b.data_bound().s << ");\n";
     std::vector<std::string> source;
     for (int l : transform.source) source.push_back(loop_names[l]);
     out << "A.space_time_transform({" << b.args_text(source) << "}, {" << b.args_text(dest) << "}, {";

@@ -116,6 +116,12 @@ struct System {
     /// leaves out some point of the box; every recurrence read is then
     /// guarded to be taken only where its point lies in the domain.
     std::vector<Constraint> constraints;
+    /// A data bound (a ragged batch), or -1: `A.where(loop < len(...))`, an
+    /// Int(32) input `len` read at the loops `ragged_by` (outside the array).
+    /// Set by the fuzzer on a copy of a system, for one of its transforms
+    /// (ragged_loop_for).
+    int ragged_loop = -1;
+    std::vector<int> ragged_by;
     size_t loops() const { return extents.size(); }
 };
 
@@ -190,6 +196,15 @@ bool uses_table(const System &system);
 /// array, where the system is not on a domain that constrains it and the
 /// array keeps a loop.
 void leave_out_kept_loop(const System &system, Transform &transform);
+
+/// A loop of `transform`'s array a data bound could bound (its time
+/// coefficient positive, its space ones zero) where every output is a
+/// reduction over the loops outside the array; -1 if none.
+int ragged_loop_for(const System &system, const Transform &transform);
+
+/// Whether a recurrence reads `loop` at a higher value (a distance below 0
+/// along it): a data bound on it is refused.
+bool reads_above(const System &system, int loop);
 
 /// The spec built through the language and lowered (Func::lower, which may
 /// throw CompileError), with the transform applied.

@@ -101,6 +101,10 @@ struct Stats {
     int reduction_systems = 0, reduction_executed = 0, reduction_refused = 0;
     /// Systems that read a table at input values, and kernels executed of them.
     int table_systems = 0, table_executed = 0;
+    /// Accepted linear designs given a data bound (a ragged batch) on a loop
+    /// that only advances time: refused as they must be (a read above the
+    /// bound), and kernels executed of the others.
+    int ragged_cases = 0, ragged_refused = 0, ragged_executed = 0;
 };
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
@@ -558,6 +562,46 @@ std::string shrunk_report(const System &system, const Transform &transform, uint
     return text.str();
 }
 
+/// An accepted linear design again with a data bound, `where(l < len(...))`
+/// on a loop l that only advances time (a ragged batch), where its outputs
+/// allow one: refused where a recurrence reads l at a higher value, else
+/// every evaluator runs each instance on its own prefix (the interpreter
+/// the reference). A failure is reported with the spec, not shrunk.
+void check_ragged(const System &system, const Transform &transform, uint32_t seed, Stats &stats, std::vector<std::string> &reports) {
+    const int loop = ragged_loop_for(system, transform);
+    if (loop < 0) return;
+    System ragged = system;
+    ragged.ragged_loop = loop;
+    for (int l = 0; l < (int)system.loops(); l++) {
+        if (!std::count(transform.source.begin(), transform.source.end(), l)) ragged.ragged_by.push_back(l);
+    }
+    stats.ragged_cases++;
+    auto fail = [&](const std::string &what) {
+        stats.failures++;
+        reports.push_back("data bound: " + what + " (PULSE_FUZZ_SEED=" + std::to_string(seed) + ")\n" + system_cpp(ragged, transform));
+    };
+    ir::UreProgram program;
+    try {
+        program = build_system(ragged, transform);
+    } catch (const CompileError &e) {
+        if (reads_above(ragged, loop) && std::string(e.what()).find("at a higher") != std::string::npos) stats.ragged_refused++;
+        else fail(std::string("refused: ") + e.what());
+        return;
+    }
+    if (reads_above(ragged, loop)) return fail("accepted, though a recurrence reads the bounded loop at a higher value");
+    const int executed = stats.executed;
+    bool accepted = false;
+    Failure f;
+    try {
+        f = check_transform(ragged, transform, program, seed, stats, accepted);
+    } catch (const std::exception &e) {
+        f = {"exception", e.what()};
+    }
+    if (f.failed()) return fail(f.kind + ": " + f.detail);
+    if (!accepted) return fail("the transform accepted on the box is refused with the bound");
+    stats.ragged_executed += stats.executed - executed;
+}
+
 /// One accepted linear design, for the CM emulation sample.
 struct Design {
     uint32_t seed;
@@ -588,6 +632,19 @@ Run run_fuzzer() {
         if (system.outputs[0].reduce >= 0) {
             for (size_t k = 0; k < transforms.size(); k++)
                 if (k % 3 != 1) leave_out_kept_loop(system, transforms[k]);
+            // And the aligners' transform (s = one loop, t = the sum of the
+            // array's loops) with the reduced loop left out, each loop on the
+            // PEs in turn: the others then only advance time, and a data
+            // bound on one of them is drawn (check_ragged).
+            Transform aligner;
+            for (int l = 0; l < (int)system.loops(); l++) aligner.source.push_back(l);
+            aligner.matrix.assign(2, std::vector<int64_t>(aligner.source.size(), 1));
+            leave_out_kept_loop(system, aligner);
+            for (size_t c = 0; aligner.source.size() >= 2 && c < aligner.source.size(); c++) {
+                Transform t = aligner;
+                for (size_t k = 0; k < t.source.size(); k++) t.matrix[0][k] = k == c;
+                transforms.push_back(t);
+            }
         }
         Stats &stats = run.stats;
         stats.systems++;
@@ -648,6 +705,7 @@ Run run_fuzzer() {
             }
             if (f.failed()) report(transform, f);
             else if (accepted_linear) run.accepted.push_back({seed, system, transform});
+            if (!f.failed() && accepted_linear) check_ragged(system, transform, seed, stats, run.reports);
         }
     }
     return run;
@@ -703,6 +761,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << " refused by the mapping (indexed by a loop of the array)\n";
     std::cout << "  tables read at input values (tab(cast(Int(32), x(...)))): " << s.table_systems << " systems, "
               << s.table_executed << " kernels executed\n";
+    std::cout << "  data bounds (A.where(l < len(instance)) on a loop that only advances time, a ragged batch; its cases "
+              << "counted above too): " << s.ragged_cases << " accepted designs bounded, " << s.ragged_refused
+              << " refused (a read above the bound), " << s.ragged_executed << " kernels executed\n";
     for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
     REQUIRE(s.failures == 0);
@@ -710,6 +771,7 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
     if (!std::getenv("PULSE_FUZZ_SYSTEMS")) {
         CHECK(s.ill_defined > 0);
         CHECK(s.simulated > 0);
+        CHECK(s.ragged_executed > 0);
         CHECK(s.executed + s.reduction_refused >= 2 * s.simulated * 9 / 10);
         for (Verdict v : {Verdict::Accept, Verdict::Processor, Verdict::Data, Verdict::CrossesInstances}) {
             INFO(verdict_name(v));
