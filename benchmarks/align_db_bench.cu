@@ -33,45 +33,7 @@ struct AlignDbKernel {
 };
 #include "kernels.h"
 #include "align/blosum62.h"
-
-constexpr int open_penalty = 11, extend_penalty = 1, max_query = 4096;
-
-// The peer: one thread per database sequence, Gotoh's recurrences down its
-// own residues, the query's column of H and E in local memory.
-__global__ void align_one_thread_per_pair(const int *query, int Q, const int *subject, int S, const int *lengths, long B, const int *matrix,
-                                          int *best) {
-    __shared__ int table[24 * 24];
-    for (int k = threadIdx.x; k < 24 * 24; k += blockDim.x) table[k] = matrix[k];
-    __syncthreads();
-    const long b = blockIdx.x * (long)blockDim.x + threadIdx.x;
-    if (b >= B) return;
-    int H[max_query], E[max_query];
-    for (int i = 0; i < Q; i++) H[i] = 0, E[i] = -(1 << 14);
-    int score = 0;
-    for (int j = 0; j < lengths[b]; j++) {
-        const int d = subject[b * S + j];
-        int diagonal = 0, up = 0, F = -(1 << 14);
-        for (int i = 0; i < Q; i++) {
-            const int left = H[i];
-            E[i] = max(E[i] - extend_penalty, left - open_penalty);
-            F = max(F - extend_penalty, up - open_penalty);
-            const int h = max(max(0, diagonal + table[d * 24 + query[i]]), max(E[i], F));
-            diagonal = left;
-            up = h;
-            H[i] = h;
-            score = max(score, h);
-        }
-    }
-    best[b] = score;
-}
-
-__global__ void residues(int *p, long n, unsigned seed) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-        p[i] = (int)(h % 20);  // the 20 amino acids
-    }
-}
+#include "align_common.h"
 
 struct LengthClass {
     const AlignDbKernel *kernel;
