@@ -11,7 +11,8 @@
 #   OUT_DIR    gets a folder per query length
 # environment: ALIGN_QUERIES (default "128 512 1024"), ALIGN_CLASSES (the
 #   length classes' bounds, ascending; default "256 512 1024 2048 4096 16384"),
-#   ALIGN_RESIDUES_PER_LANE (default Q / 32)
+#   ALIGN_RESIDUES_PER_LANE (default Q / 32), ALIGN_FLAGS (generator flags for every
+#   kernel, e.g. --min-blocks-per-sm=2)
 set -euo pipefail
 usage="usage: benchmarks/generate_align_db.sh BUILD_DIR OUT_DIR"
 build="$(cd "${1:?$usage}" && pwd)"
@@ -27,7 +28,8 @@ for q in ${ALIGN_QUERIES:-128 512 1024}; do
   entries=()
   for s in $classes; do
     name="align_db_s$s"
-    "$build/examples/align" -g align_sw_ragged --param "Q=$q" --param "K=$k" --param "S=$s" --emit cuda --name="$name" -o "$dir" \
+    # shellcheck disable=SC2086  # ALIGN_FLAGS is a list
+    "$build/examples/align" -g align_sw_ragged --param "Q=$q" --param "K=$k" --param "S=$s" ${ALIGN_FLAGS:-} --emit cuda --name="$name" -o "$dir" \
       >"$dir/$name.generate.log" 2>&1 || { echo "FAIL $dir/$name:"; cat "$dir/$name.generate.log"; exit 1; }
     echo "#include \"$name.h\"" >>"$table"
     entries+=("    {$s, $name, ${name}_query_buffer, ${name}_subject_buffer, ${name}_substitution_buffer, ${name}_lengths_buffer, ${name}_Best_buffer},")
