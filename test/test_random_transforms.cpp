@@ -231,7 +231,7 @@ TEST_CASE("accepted random transforms run on the kernel executor to the referenc
 }
 
 TEST_CASE("a sample of accepted random transforms runs on the CM emulation to the reference result", "[cm][random]") {
-    // About 40 accepted designs (compiling a CM harness takes seconds): emitted
+    // About 28 accepted designs (compiling a CM harness takes seconds): emitted
     // as CM, built against the CPU emulation, run with its own reference.
     const std::vector<Design> &accepted = run_agreement().accepted;
     const std::filesystem::path dir =
@@ -239,7 +239,7 @@ TEST_CASE("a sample of accepted random transforms runs on the CM emulation to th
     std::filesystem::create_directories(dir);
     std::vector<std::string> names;
     int refused = 0;
-    const size_t step = std::max<size_t>(12, accepted.size() / 40);  // about 40 designs at any scale
+    const size_t step = std::max<size_t>(12, accepted.size() / 28);  // at any scale
     for (size_t i = 0; i < accepted.size(); i += step) {
         const Design &design = accepted[i];
         ir::UreProgram program = design.family->build(design.params);
@@ -271,5 +271,5 @@ TEST_CASE("a sample of accepted random transforms runs on the CM emulation to th
     std::filesystem::remove_all(dir, ignored);
     std::cout << "random transforms: " << passed << " of " << names.size() << " sampled designs pass on the CM emulation ("
               << refused << " over the CM register budget)\n";
-    REQUIRE(names.size() >= 20);
+    REQUIRE(names.size() >= 16);
 }
