@@ -468,6 +468,54 @@ TEST_CASE("align_sw_ragged: each sequence of a ragged batch aligned on its own r
     }
 }
 
+TEST_CASE("align_sw_segment: a long query aligned in passes over its segments, each pass's last row read by the next, equals the CPU aligner on the whole query", "[reductions][align]") {
+    std::mt19937 rng(91);
+    struct Size {
+        int Q, segment, K, S, B;
+    };
+    // Segments of equal length and a shorter last one; one residue per lane or several.
+    for (const Size n : {Size{37, 16, 4, 23, 3}, Size{100, 40, 8, 11, 2}, Size{9, 3, 1, 5, 2}}) {
+        INFO("Q=" << n.Q << " in segments of " << n.segment << ", K=" << n.K << " S=" << n.S);
+        const std::vector<int> q = residues(rng, n.Q, 24);
+        std::vector<std::vector<int>> subjects;
+        for (int b = 0; b < n.B; b++) subjects.push_back(residues(rng, n.S, 24));
+        Halide::Buffer<> subject(Halide::Int(32), {n.S, n.B}, "subject"), table(Halide::Int(32), {24, 24}, "substitution");
+        Halide::Buffer<> top_H(Halide::Int(32), {n.S, n.B}, "top_H"), top_F(Halide::Int(32), {n.S, n.B}, "top_F");
+        for (int x = 0; x < 24; x++)
+            for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
+        for (int b = 0; b < n.B; b++) {
+            for (int j = 0; j < n.S; j++) {
+                store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
+                // Above the first segment: outside the matrix.
+                store_element(top_H, {j, b}, Scalar::of_int(0));
+                store_element(top_F, {j, b}, Scalar::of_int(-(1 << 14)));
+            }
+        }
+        std::vector<int> best(n.B, 0);
+        int passes = 0;
+        for (int first = 0; first < n.Q; first += n.segment, passes++) {
+            const int length = std::min(n.segment, n.Q - first);
+            INFO("the segment from residue " << first << ", " << length << " residues");
+            const Params p = params({{"Q", length}, {"K", std::min(n.K, length)}, {"S", n.S}, {"B", n.B}, {"OPEN", 5}, {"EXTEND", 2}});
+            const ir::UreProgram program = build_spec("align_sw_segment", p).output.lower();
+            Halide::Buffer<> query(Halide::Int(32), {length}, "query");
+            for (int i = 0; i < length; i++) store_element(query, {i}, Scalar::of_int(q[first + i]));
+            const Buffers inputs{{"query", query}, {"subject", subject}, {"substitution", table}, {"top_H", top_H}, {"top_F", top_F}};
+            // Each pass on every evaluator; the interpreter's rows go on to the next.
+            const Buffers pass = ir::realize(program, inputs);
+            check_every_evaluator(program, inputs, pass, {"query", "subject", "substitution", "top_H", "top_F"});
+            for (int b = 0; b < n.B; b++) best[b] = std::max(best[b], (int)load_element(pass.at("Best"), {b}).as_int());
+            top_H = pass.at("Bottom_H");
+            top_F = pass.at("Bottom_F");
+        }
+        CHECK(passes == (n.Q + n.segment - 1) / n.segment);
+        for (int b = 0; b < n.B; b++) {
+            INFO("database sequence " << b);
+            CHECK(best[b] == smith_waterman(q, subjects[b], [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2));
+        }
+    }
+}
+
 TEST_CASE("data bounds: a bound read from the inputs is refused where an instance would not be a prefix of the box, with the fix", "[reductions]") {
     Var i("i"), j("j"), b("b"), s("s"), t("t");
     Input y(Int(32), 2, "y"), lengths(Int(32), 1, "lengths");

@@ -145,7 +145,14 @@ namespace {
 /// one step, each from the one below it in the same step (a chain along the
 /// slots, in registers), so the wavefront crosses Q / K lanes, not Q PEs:
 /// Q / K + S - 1 steps where the linear array (s = i, t = i + j) takes Q + S - 1.
-Spec smith_waterman_blocked(const Params &params, bool ragged) {
+/// How a blocked aligner's batch is given: database sequences of one length
+/// (a box), of lengths read from an input (ragged), or one segment of a long
+/// query (a pass: the row above its first residue read from the inputs,
+/// its last row written out for the next pass).
+enum class Batch { Box, Ragged, Segment };
+
+Spec smith_waterman_blocked(const Params &params, Batch batch) {
+    const bool ragged = batch == Batch::Ragged, segment = batch == Batch::Segment;
     const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
     const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
     const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
@@ -153,24 +160,38 @@ Spec smith_waterman_blocked(const Params &params, bool ragged) {
     Var ii("ii"), io("io"), j("j"), b("b"), s1("s1"), s2("s2"), t("t");
     Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject"), substitution(Int(32), {24, 24}, "substitution");
     Input lengths(Int(32), 1, "lengths");
+    // A segment's row above: H and F of the previous segment's last residue
+    // (for the first segment, 0 and -16384: the values outside the matrix).
+    Input top_H(Int(32), 2, "top_H"), top_F(Int(32), 2, "top_F");
     Func H(Int(32), {ii, io, j, b}, Place::Device, "H"), E(Int(32), {ii, io, j, b}, Place::Device, "E"),
         F(Int(32), {ii, io, j, b}, Place::Device, "F");
-    Func Best(Place::Device, "Best");
+    Func Best(Place::Device, "Best"), Bottom_H(Place::Device, "Bottom_H"), Bottom_F(Place::Device, "Bottom_F");
     const Expr none = -(1 << 14), zero = 0;
-    // The residue below (i - 1): the slot below on this lane, or the last slot of the lane below.
+    // The residue below (i - 1): the slot below on this lane, or the last slot
+    // of the lane below, or below the first, `outside` (the row above, read
+    // at j - dj, for a segment).
     auto below = [&](Func &f, const Expr &dj, const Expr &outside) {
         return select(ii > 0, f(ii - 1, io, j - dj, b), select(io > 0, f(ii + (K - 1), io - 1, j - dj, b), outside));
     };
+    auto above = [&](Input &row, const Expr &dj, const Expr &outside) { return segment ? row(j - dj, b) : outside; };
     Expr h_left = select(j > 0, H(ii, io, j - 1, b), zero);
-    Expr h_up = below(H, 0, zero);
-    Expr h_diagonal = select(j > 0, below(H, 1, zero), zero);
+    Expr h_up = below(H, 0, above(top_H, 0, zero));
+    Expr h_diagonal = select(j > 0, below(H, 1, above(top_H, 1, zero)), zero);
     E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - extend, h_left - open);
-    F(ii, io, j, b) = max(below(F, 0, none) - extend, h_up - open);
+    F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - extend, h_up - open);
     Expr score = substitution(query(io * K + ii), subject(j, b));
     H(ii, io, j, b) = max(max(zero, h_diagonal + score), max(E(ii, io, j, b), F(ii, io, j, b)));
     Best(b) = zero;
     Best(b) = max(Best(b), H(ii, io, j, b));
-    E.merge_ures(F, H, Best).set_bounds(ii, 0, K, io, 0, lanes, j, 0, S, b, 0, B);
+    if (segment) {
+        // The last residue's row, for the next segment.
+        Bottom_H(j, b) = select(io * K + ii == Q - 1, H(ii, io, j, b));
+        Bottom_F(j, b) = select(io * K + ii == Q - 1, F(ii, io, j, b));
+        E.merge_ures(F, H, Best, Bottom_H, Bottom_F);
+    } else {
+        E.merge_ures(F, H, Best);
+    }
+    E.set_bounds(ii, 0, K, io, 0, lanes, j, 0, S, b, 0, B);
     if (lanes * K != Q) E.where(io * K + ii < Q);
     // A ragged batch: sequence b has lengths(b) residues (at most S; the
     // subject buffer is S x B, each column padded): its instance stops there.
@@ -178,6 +199,7 @@ Spec smith_waterman_blocked(const Params &params, bool ragged) {
     E.gpu_blocks(b);
     E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
     if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
+    if (segment) return Spec{Best, {query, subject, substitution, top_H, top_F}};
     return Spec{Best, {query, subject, substitution}};
 }
 
@@ -185,7 +207,11 @@ Spec smith_waterman_blocked(const Params &params, bool ragged) {
 
 PULSE_REGISTER_SPEC("align_sw_blocked", "Smith-Waterman with affine gaps and a 24 x 24 substitution matrix, K query residues per lane "
                     "computed in one step (a 2-D array: the wavefront crosses the lanes, not the residues), int32",
-                    [](const Params &p) { return smith_waterman_blocked(p, false); });
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Box); });
 PULSE_REGISTER_SPEC("align_sw_ragged", "Smith-Waterman as align_sw_blocked over a ragged batch: database sequence b has lengths(b) "
                     "residues (at most S), and its array instance runs only its own steps",
-                    [](const Params &p) { return smith_waterman_blocked(p, true); });
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged); });
+PULSE_REGISTER_SPEC("align_sw_segment", "one pass of Smith-Waterman as align_sw_blocked over a segment of a long query: the row above "
+                    "its first residue read from top_H and top_F, its last residue's row written to Bottom_H and Bottom_F for the "
+                    "next pass (the score of the pair is the largest Best over the passes)",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Segment); });
