@@ -116,6 +116,26 @@ void specialize_interior(kir::Kernel &kernel) {
                 IRVisitor::visit(op);
                 loops.pop_back();
             }
+            /// The lanes [lo, hi] that the constant bounds `conditions` put on
+            /// the lane leave (empty where lo > hi: no lane runs under them).
+            static std::pair<int64_t, int64_t> lanes_left(const std::vector<Expr> &conditions) {
+                int64_t lo = 0, hi = kir::warp_size - 1;
+                std::vector<Expr> terms;
+                for (const Expr &c : conditions) {
+                    for (const Expr &term : conjuncts(c)) terms.push_back(term);
+                }
+                for (const Expr &c : terms) {
+                    // `lane == k` as k <= lane <= k (the solver leaves an equality unbounded).
+                    const EQ *eq = c.as<EQ>();
+                    const Variable *v = eq ? eq->a.as<Variable>() : nullptr;
+                    const Interval r = v && v->name == kir::lane_var && is_const(eq->b) ? Interval::single_point(eq->b)
+                                                                                          : solve_for_outer_interval(c, kir::lane_var);
+                    const Expr l = r.has_lower_bound() ? simplify_exact(r.min) : Expr(), h = r.has_upper_bound() ? simplify_exact(r.max) : Expr();
+                    if (const int64_t *k = l.defined() ? as_const_int(l) : nullptr) lo = std::max(lo, *k);
+                    if (const int64_t *k = h.defined() ? as_const_int(h) : nullptr) hi = std::min(hi, *k);
+                }
+                return {lo, hi};
+            }
             /// Per buffer, the box of coordinates its guarded accesses reach.
             std::map<std::string, std::vector<Interval>> boxes;
             bool unbounded = false;
@@ -142,21 +162,40 @@ void specialize_interior(kir::Kernel &kernel) {
                         // Conditions narrow the lanes of a one-warp array only (the
                         // thread index of a wider one spans two variables): a wider
                         // box is still a correct test.
-                        for (const Expr &c : varying.contains(kir::array_warp_var) ? std::vector<Expr>() : conditions) {
+                        const std::vector<Expr> &lane_conditions = varying.contains(kir::array_warp_var) ? std::vector<Expr>() : conditions;
+                        for (const Expr &c : lane_conditions) {
                             range = Interval::make_intersection(range, solve_for_outer_interval(c, kir::lane_var));
+                        }
+                        // An access on one lane (a drain PE's store): the conditions
+                        // with that lane put in pin the loops around by its activity
+                        // (`lane <= 2 t` on lane 31 starts the store at t = 16).
+                        const auto [lane_lo, lane_hi] = lanes_left(lane_conditions);
+                        bool never_runs = lane_lo > lane_hi;
+                        std::vector<Expr> loop_conditions = conditions;
+                        if (lane_lo == lane_hi) {
+                            for (Expr &c : loop_conditions) c = simplify_exact(substitute(kir::lane_var, make_const(Int(32), lane_lo), c));
                         }
                         // Over every iteration of the loops around: the union of the ranges.
                         // Each loop's range, narrowed where a condition pins it (a store in
                         // the last block of a rolled time loop runs only there).
                         Scope<Interval> loop_scope;
+                        for (const Expr &c : loop_conditions) never_runs |= is_const_zero(c);
                         for (const auto &[var, interval] : loops) {
                             Interval r = interval;
-                            for (const Expr &c : conditions) {
+                            for (const Expr &c : loop_conditions) {
                                 Interval pinned = solve_for_outer_interval(c, var);
                                 if (pinned.has_lower_bound() && is_const(simplify_exact(pinned.min))) r.min = simplify_exact(max(r.min, pinned.min));
                                 if (pinned.has_upper_bound() && is_const(simplify_exact(pinned.max))) r.max = simplify_exact(min(r.max, pinned.max));
                             }
+                            never_runs |= is_const_one(simplify_exact(r.max < r.min));
                             loop_scope.push(var, r);
+                        }
+                        // An access no lane and no iteration reaches (a drain PE's
+                        // store before the wavefront arrives) widens no box: its
+                        // guard stays, and costs nothing where it never runs.
+                        if (never_runs) {
+                            kept_guarded.insert(Expr(op));
+                            return IRVisitor::visit(op);
                         }
                         if (!loops.empty()) {
                             Interval lo = range.has_lower_bound() ? bounds_of_expr_in_scope(range.min, loop_scope) : Interval::everything();

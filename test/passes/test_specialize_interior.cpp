@@ -189,6 +189,38 @@ TEST_CASE("specialize_interior takes the box over every iteration of a constant 
     }
 }
 
+TEST_CASE("specialize_interior narrows a one-lane store by its activity, and leaves out a store that never runs",
+          "[passes][specialize_interior]") {
+    // One warp, a drain PE's stores: lane 31 stores Out(b*9 + r - 31) where
+    // it is active (31 <= r) over r in [0, 40), so at r - 31 in [0, 8], not
+    // from -31; before the loop, its store at step 0 (where 31 <= 0 fails)
+    // never runs. Neither reaches below the instance's 9 elements: the test
+    // asks for [b*9, b*9 + 8] only, and the store that never runs keeps its
+    // guard in the fast copy.
+    const kir::BufferArg out = test::buffer_arg("Out", Int(32), 1, true);
+    Expr lane = test::lane(), r = var("r"), b9 = var("b") * 9;
+    Stmt never = IfThenElse::make(lane == 31 && lane <= 0, kir::store("Out", kir::in_bounds(out, {b9 - 31}), lane, {b9 - 31}));
+    Stmt loop = For::make("r", 0, 40, ForType::Serial, DeviceAPI::None,
+                          IfThenElse::make(lane == 31 && lane <= r,
+                                           kir::store("Out", kir::in_bounds(out, {b9 + r - lane}), r * 3, {b9 + r - lane})));
+    Stmt instance = Block::make(never, loop);
+    const kir::Kernel before = make_kernel("drain", {out}, 9, instance);
+
+    kir::Kernel after = before;
+    specialize_interior(after);
+
+    Expr interior = simplify_exact(box_inside(out, {b9}, {b9 + 8}));
+    REQUIRE_SAME_IR(after.body, instance_in_grid(IfThenElse::make(interior, Block::make(never, unguarded(loop)), instance)));
+
+    // Out 27: every instance interior; Out 25: the third is not.
+    for (int extent : {27, 25}) {
+        INFO("Out " << extent);
+        Buffers buffers = test::make_buffers(before, {{"Out", {extent}}}, 3 + extent);
+        REQUIRE(test::same_outputs(before, after, buffers) == "");
+        CHECK(interior_taken(after, buffers, 3) == std::vector<bool>{true, true, extent == 27});
+    }
+}
+
 TEST_CASE("specialize_interior on an array of several warps tests the box over every thread, unnarrowed",
           "[passes][specialize_interior]") {
     // Two warps, 40 PEs: thread t = array.warp*32 + lane loads x[b*40 + t];
