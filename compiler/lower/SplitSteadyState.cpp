@@ -118,14 +118,41 @@ std::pair<int64_t, int64_t> unsteady_steps(const Space &space, const AffineForm 
     return {(int64_t)std::floor(std::min(a, b)) - 1, (int64_t)std::ceil(std::max(a, b)) + 1};
 }
 
-/// Whether `s` stores to a global buffer.
-bool stores_anything(const Stmt &s) {
-    bool stores = false;
-    kir::replace_calls(s, [&](const Call *op) -> Expr {
-        stores |= op->name == kir::intrinsic::store;
-        return Expr();
-    });
-    return stores;
+/// Whether `condition` holds on one lane at most: a conjunct `lane == c`.
+bool pins_one_lane(const Expr &condition) {
+    if (const And *a = condition.as<And>()) return pins_one_lane(a->a) || pins_one_lane(a->b);
+    if (const EQ *e = condition.as<EQ>()) {
+        auto is_lane = [](const Expr &x) { return x.as<Variable>() && x.as<Variable>()->name == kir::lane_var; };
+        return (is_lane(e->a) && is_const(e->b)) || (is_lane(e->b) && is_const(e->a));
+    }
+    return false;
+}
+
+/// Whether `s` streams an output: stores to a global buffer other than under
+/// a test that pins the lane (`lane == 31`: a drain PE's row, one store a
+/// step), as an array that stores from many lanes each step does.
+bool streams_output(const Stmt &s) {
+    class Find : public IRVisitor {
+    public:
+        bool streams = false;
+
+    private:
+        int lane_tests = 0;  ///< enclosing IfThenElses whose condition pins the lane
+        using IRVisitor::visit;
+        void visit(const IfThenElse *op) override {
+            const bool lane = pins_one_lane(op->condition);
+            lane_tests += lane;
+            op->then_case.accept(this);
+            lane_tests -= lane;
+            if (op->else_case.defined()) op->else_case.accept(this);
+        }
+        void visit(const Call *op) override {
+            streams |= op->name == kir::intrinsic::store && lane_tests == 0;
+            IRVisitor::visit(op);
+        }
+    } find;
+    s.accept(&find);
+    return find.streams;
 }
 
 class Split : public IRMutator {
@@ -161,7 +188,7 @@ public:
         if (best_hi - best_lo + 1 < min_steady_iterations) return whole();
         FoldComparisons fold(space, best_lo, best_hi);
         Stmt steady_body = simplify_exact(fold.mutate(body));
-        if (fold.folded == 0 || stores_anything(steady_body)) return whole();
+        if (fold.folded == 0 || streams_output(steady_body)) return whole();
         // The steady loop's variable has a name of its own, so that its
         // accesses are not the ramps' (specialize_interior keeps an access
         // guarded by what it is: a ramp's may reach past the domain).

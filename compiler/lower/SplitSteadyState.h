@@ -14,10 +14,12 @@
 // loads then reach only where the instance's domain reads, where a ramp's
 // reach past it (a lane's read before its first step), so specialize_interior
 // can drop their guards. The split is made where the steady loop stores
-// nothing: an output-stationary array, which stores each PE's outputs at its
-// last steps (the drain), not an array that streams an output every step,
-// whose tuned loop (peel_loops, a register budget) it leaves as it is. Runs
-// before peel_loops, which peels each of the three loops.
+// nothing, or only at one lane (under a test `lane == c`: a drain PE's
+// store, as a pass over a query segment writes its last row): an
+// output-stationary array, which stores each PE's outputs at its last steps
+// (the drain), not an array that streams an output from every lane each
+// step, whose tuned loop (peel_loops, a register budget) it leaves as it is.
+// Runs before peel_loops, which peels each of the three loops.
 #ifndef PULSE_SPLIT_STEADY_STATE_H
 #define PULSE_SPLIT_STEADY_STATE_H
 

@@ -79,6 +79,31 @@ TEST_CASE("split_steady_state splits a skewed loop at its ramps and folds the st
     }
 }
 
+TEST_CASE("split_steady_state splits a loop that stores at one lane every step (a drain PE's row), the store under its lane test",
+          "[passes][split_steady_state]") {
+    // As above, but lane 31 stores every step it is active (a segment's last row).
+    Expr t = var("t"), l = test::lane();
+    const kir::Kernel before = skewed_kernel(test::serial("t", 0, 95, skewed_block(t, l <= t && t < l + 64, t == l, l == 31)));
+    kir::Kernel after = before;
+    split_steady_state(after);
+    // Three loops; the steady one keeps lane 31's store under its lane test,
+    // its activity test and first-step select folded away.
+    std::ostringstream text;
+    text << after.body;
+    const std::string ir = text.str();
+    const size_t steady = ir.find("for (t.steady, 33, 30)");
+    REQUIRE(steady != std::string::npos);
+    const std::string steady_loop = ir.substr(steady, ir.find("for (t, 63,") - steady);
+    CHECK(steady_loop.find("if (lane == 31) {") != std::string::npos);
+    CHECK(steady_loop.find("pulse.store(\"Out\"") != std::string::npos);
+    CHECK(steady_loop.find("select(") == std::string::npos);
+    CHECK(steady_loop.find("lane <= ") == std::string::npos);
+    for (uint32_t seed : {1u, 2u}) {
+        Buffers buffers = test::make_buffers(before, {{"x", {80}}, {"Out", {32}}}, seed);
+        REQUIRE(test::same_outputs(before, after, buffers) == "");
+    }
+}
+
 TEST_CASE("split_steady_state leaves a loop whole without a steady range of its length, or outside an instance",
           "[passes][split_steady_state]") {
     // 32 lanes of 16 steps over 0 .. 49: some lane starts or ends on every step but 48, 49.
