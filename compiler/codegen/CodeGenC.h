@@ -35,11 +35,21 @@ struct CPrinterHooks {
 /// integer +, -, * wrap (pulse_add, ...), / and % are Halide's (pulse_div,
 /// pulse_mod), float min/max ignore NaN (pulse_fmin, pulse_fmax), a float
 /// converted to an integer saturates (pulse_float_to_int); a select becomes
-/// `?:`; `undefined` becomes a zero of its type.
+/// `?:`; `undefined` becomes a zero of its type. A vector expression calls
+/// pulse_vectors.cuh's functions, each lane with the same semantics; a tree
+/// of maxima becomes three-operand maxima (pulse_vmax3, pulse_vaddmax: sm_90's
+/// DPX instructions on packed int16).
 std::string print_c_expr(const Halide::Expr &e, const CPrinterHooks &hooks);
 
-/// The C type of a Halide type: float, double, int32_t, ...
+/// The C type of a Halide type: float, double, int32_t, ...; a vector of two
+/// lanes is one of runtime/emitted/pulse_vectors.cuh (pulse_i16x2: int16
+/// packed in 32 bits; pulse_m16x2: bools; pulse_x2<T>: two values).
 std::string c_type(Halide::Type type);
+
+/// The element of an array of vectors of type `t` that a vector access of a
+/// register array at `index` (a dense ramp from a multiple of the lanes)
+/// reads or writes; a CompileError for any other index.
+int64_t vector_register_element(Halide::Type t, const Halide::Expr &index);
 
 /// The text of pulse/ScalarSemantics.h, the functions print_c_expr calls,
 /// for every generated program to carry (host, CUDA device and CM code).

@@ -1,7 +1,9 @@
 #include "codegen/CodeGenCudaKernel.h"
 
+#include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "codegen/CodeGenC.h"
 #include "ir/Target.h"
@@ -10,6 +12,7 @@
 #include "codegen/KernelPrinter.h"
 
 extern const char *const pulse_chain_source_text;  // runtime/emitted/pulse_chain_source.cuh (EmbedFile.cmake)
+extern const char *const pulse_vectors_text;       // runtime/emitted/pulse_vectors.cuh
 
 namespace pulse {
 
@@ -17,6 +20,9 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
+
+/// Lane k of `e` (a scalar is the same on every lane).
+Expr lane_of(const Expr &e, int k) { return e.type().is_scalar() ? e : extract_lane(e, k); }
 
 class CudaPrinter : public KernelPrinter {
 public:
@@ -44,6 +50,21 @@ public:
         };
         hooks.call = [&](const Call *op, const std::vector<std::string> &args) -> std::string {
             const std::string &n = op->name;
+            if (n == kir::intrinsic::load && op->type.is_vector()) {
+                // Each lane its own element, under its own guard.
+                const kir::Access a = kir::access_of(op);
+                std::string lanes;
+                for (int k = 0; k < op->type.lanes(); k++) {
+                    std::vector<Expr> coords;
+                    for (const Expr &c : a.coords) coords.push_back(lane_of(c, k));
+                    lanes += std::string(k ? ", " : "") + expr(kir::load(op->type.element_of(), a.buffer, lane_of(a.guard, k), coords));
+                }
+                return "pulse_vpack<" + c_type(op->type) + ">(" + lanes + ")";
+            }
+            if (op->type.is_vector() && (n == kir::intrinsic::shfl_up || n == kir::intrinsic::shfl_down || n == kir::intrinsic::shfl_idx)) {
+                // A vector moves whole (pulse_vectors.cuh: one shuffle of a packed pair).
+                return "pulse_v" + n.substr(std::string("pulse.").size()) + "(" + args[0] + ", " + args[1] + ")";
+            }
             if (n == kir::intrinsic::load) {
                 kir::Access a = kir::access_of(op);
                 const kir::BufferArg &b = kernel.buffer(a.buffer);
@@ -77,7 +98,16 @@ public:
     void allocate(const Allocate *op, int indent) override {
         const std::string n = c_name(op->name), T = c_type(op->type), size = expr(op->extents[0]);
         if (op->memory_type != Halide::MemoryType::GPUShared) {
-            // A register array is indexed by constants only, so it stays in registers.
+            // A register array is indexed by constants only, so it stays in
+            // registers; one read and written as vectors is an array of them.
+            if (const std::optional<Type> v = vector_access_type(op)) {
+                const int64_t *elements = as_const_int(op->extents[0]);
+                internal_assert(elements && *elements % v->lanes() == 0, "cuda printer: a vector register array of ", op->extents[0],
+                                " elements: ", op->name);
+                out << pad(indent) << c_type(*v) << " " << n << "[" << *elements / v->lanes() << "];\n";
+                stmt(op->body, indent);
+                return;
+            }
             out << pad(indent) << T << " " << n << "[" << size << "];\n";
         } else if (dynamic_shared) {
             const int64_t *elements = as_const_int(op->extents[0]);
@@ -108,11 +138,57 @@ public:
     }
 
     void register_store(const Store *op, int indent) override {
-        out << pad(indent) << c_name(op->name) << "[" << expr(op->index) << "] = " << expr(op->value) << ";\n";
+        const Type t = op->value.type();
+        const std::string index = t.is_vector() ? std::to_string(vector_register_element(t, op->index)) : expr(op->index);
+        out << pad(indent) << c_name(op->name) << "[" << index << "] = " << expr(op->value) << ";\n";
+    }
+
+    /// The vector type a register array is read and written as, if any (every
+    /// access then a vector of that type: an array of vectors).
+    static std::optional<Type> vector_access_type(const Allocate *op) {
+        std::set<Type, bool (*)(const Type &, const Type &)> types([](const Type &a, const Type &b) {
+            return std::make_tuple((int)a.code(), a.bits(), a.lanes()) < std::make_tuple((int)b.code(), b.bits(), b.lanes());
+        });
+        class Accesses : public IRVisitor {
+        public:
+            const std::string &name;
+            std::set<Type, bool (*)(const Type &, const Type &)> &types;
+            Accesses(const std::string &n, std::set<Type, bool (*)(const Type &, const Type &)> &t) : name(n), types(t) {}
+            using IRVisitor::visit;
+            void visit(const Load *l) override {
+                if (l->name == name) types.insert(l->type);
+                IRVisitor::visit(l);
+            }
+            void visit(const Store *s) override {
+                if (s->name == name) types.insert(s->value.type());
+                IRVisitor::visit(s);
+            }
+        } accesses(op->name, types);
+        op->body.accept(&accesses);
+        bool vector = false;
+        for (const Type &t : types) vector |= t.is_vector();
+        if (!vector) return std::nullopt;
+        if (types.size() != 1) compile_error("register array ", op->name, " is read or written both as vectors and otherwise: no C form");
+        return *types.begin();
     }
 
     void buffer_store(const Call *c, int indent) override {
         kir::Access a = kir::access_of(c);
+        if (a.value.type().is_vector()) {
+            // The vector once, then each lane to its own element under its own guard.
+            const Type t = a.value.type();
+            const std::string stored = "pulse_stored";
+            out << pad(indent) << "{\n" << pad(indent + 1) << "const " << c_type(t) << " " << stored << " = " << expr(a.value) << ";\n";
+            for (int k = 0; k < t.lanes(); k++) {
+                std::vector<Expr> coords;
+                for (const Expr &x : a.coords) coords.push_back(lane_of(x, k));
+                const Expr lane_value = Shuffle::make_extract_element(Variable::make(t, stored), k);
+                const Stmt lane_store = kir::store(a.buffer, lane_of(a.guard, k), lane_value, coords);
+                buffer_store(lane_store.as<Evaluate>()->value.as<Call>(), indent + 1);
+            }
+            out << pad(indent) << "}\n";
+            return;
+        }
         const kir::BufferArg &b = kernel.buffer(a.buffer);
         std::string assign = data_name(b) + "[" + expr(kir::flat_index(b, a.coords, kernel.dense_first_dimension)) + "] = " + expr(a.value) + ";";
         if (is_const_one(a.guard)) out << pad(indent) << assign << "\n";
@@ -194,6 +270,7 @@ public:
         s << "\n#include \"" << kernel.name << ".h\"\n\n";
         s << scalar_semantics_source() << "\n";
         s << pulse_chain_source_text << "\n";
+        if (kir::uses_vectors(kernel.body)) s << pulse_vectors_text << "\n";
         for (const kir::BufferArg &b : kernel.buffers) {
             if (b.placement != kir::Placement::Constant) continue;
             s << "// " << b.name << ": read at constant coordinates on every lane; filled before each launch.\n";

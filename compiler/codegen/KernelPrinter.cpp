@@ -20,6 +20,7 @@ std::string comment_lines(const std::string &text) {
         s << (first ? "" : "// ") << line << "\n";
         first = false;
     }
+    if (first) s << "\n";  // no text: the comment's line still ends
     return s.str();
 }
 

@@ -357,6 +357,10 @@ private:
         }
         if (const ProducerConsumer *op = s.as<ProducerConsumer>()) return exec(op->body, mask);
         if (const IfThenElse *op = s.as<IfThenElse>()) {
+            if (op->condition.type().is_vector()) {
+                evaluation_error("kernel ", kernel.name, ": the condition of an if is a vector (a test per lane of a value belongs in a select): ",
+                                 op->condition);
+            }
             Mask then_mask{}, else_mask{};
             bool any_then = false, any_else = false, diverges = false;
             for (int l = 0; l < threads(); l++) {
@@ -417,6 +421,15 @@ private:
                 auto it = shared.find(op->name);
                 if (it != shared.end()) return store_shared(op, it->second, mask);
             }
+            if (op->value.type().is_vector()) {
+                // A vector to its lanes' elements (a dense ramp of indices).
+                for (int l = 0; l < threads(); l++) {
+                    for (int k = 0; mask[l] && k < op->value.type().lanes(); k++) {
+                        register_element_at(op->name, eval_lane(op->index, l, k).i, l) = eval_lane(op->value, l, k);
+                    }
+                }
+                return;
+            }
             for (int l = 0; l < threads(); l++) {
                 if (mask[l]) register_element(op->name, op->index, l) = eval(op->value, l);
             }
@@ -456,9 +469,14 @@ private:
 
     /// Element `index` of a register array on thread `l`; checks the bounds.
     Value &register_element(const std::string &name, const Expr &index, int l) {
+        if (index.type().is_vector()) evaluation_error("kernel ", kernel.name, ": a vector index of register array ", name, " read as a scalar");
+        return register_element_at(name, eval(index, l).i, l);
+    }
+
+    /// Element i of a register array on thread `l`; checks the bounds.
+    Value &register_element_at(const std::string &name, int64_t i, int l) {
         auto it = registers.find(name);
         if (it == registers.end()) evaluation_error("kernel ", kernel.name, ": register array ", name, " is not allocated here");
-        int64_t i = eval(index, l).i;
         if (i < 0 || i >= (int64_t)it->second.size()) {
             evaluation_error("kernel ", kernel.name, ": thread ", thread_name(l), " indexes register array ", name, " at ", i,
                              ", outside [0, ", it->second.size(), ")");
@@ -558,11 +576,18 @@ private:
 
     /// The element (coords) of a buffer, for lane `l`; checks the bounds.
     void *element(const kir::Access &a, int l) {
+        std::vector<int64_t> coords;
+        for (const Expr &c : a.coords) coords.push_back(eval(c, l).i);
+        return element_at(a, coords, l);
+    }
+
+    /// The element of the buffer `a` accesses at `coords`, for lane `l`; checks the bounds.
+    void *element_at(const kir::Access &a, const std::vector<int64_t> &coords, int l) {
         const kir::BufferArg &arg = kernel.buffer(a.buffer);
         Buffer<> &buf = buffers.at(a.buffer);
         std::vector<int> pos;
         for (int d = 0; d < arg.dimensions; d++) {
-            int64_t c = eval(a.coords[d], l).i;
+            int64_t c = coords[d];
             bool inside = arg.placement == kir::Placement::Constant
                               ? c >= arg.region_min[d] && c < arg.region_min[d] + arg.region_extent[d]
                               : c >= buf.dim(d).min() && c <= buf.dim(d).max();
@@ -616,9 +641,145 @@ private:
 
     void store(const Call *c, int l) {
         kir::Access a = kir::access_of(c);
+        if (a.value.type().is_vector()) {
+            // Each lane of the vector to its own element, under its own guard.
+            for (int k = 0; k < a.value.type().lanes(); k++) {
+                if (!truth(eval_lane(a.guard, l, k))) continue;
+                std::vector<int64_t> coords;
+                for (const Expr &x : a.coords) coords.push_back(eval_lane(x, l, k).i);
+                write(a.value.type().element_of(), element_at(a, coords, l), eval_lane(a.value, l, k));
+            }
+            return;
+        }
         if (!truth(eval(a.guard, l))) return;
         Value v = eval(a.value, l);
         write(a.value.type(), element(a, l), v);
+    }
+
+    // Vectors (Halide's vector types: the lanes of a value, e.g. two array
+    // instances' int16 in one 32-bit register). A vector's lanes share one
+    // Value, lane k in bits [k w, (k + 1) w) with w = 64 / lanes, so that a
+    // vector moves as one value (a shuffle, a let, a register); its
+    // arithmetic is the language's on each lane (Scalar.h).
+
+    /// Bits of one lane of a vector of type `t` in its Value.
+    static int lane_bits(Type t) { return 64 / t.lanes(); }
+
+    /// Lane k of the vector `v` of type `t`.
+    static Value lane_of(Type t, Value v, int k) {
+        const int w = lane_bits(t);
+        const uint64_t bits = w == 64 ? v.u : (v.u >> (k * w)) & ((1ull << w) - 1);
+        return t.is_uint() || t.is_bool() ? from_uint(t.element_of(), bits) : from_int(t.element_of(), (int64_t)bits);
+    }
+
+    /// The Value of the vector `e` on thread `l`, its lanes packed.
+    Value eval_vector(const Expr &e, int l) {
+        const Type t = e.type();
+        if (t.is_float() || t.bits() > lane_bits(t)) {
+            evaluation_error("kernel ", kernel.name, ": the vector type ", t, " of ", e, " has no form in the executor (integer or bool lanes of ",
+                             lane_bits(t), " bits or fewer)");
+        }
+        const int w = lane_bits(t);
+        Value r;
+        r.u = 0;
+        for (int k = 0; k < t.lanes(); k++) {
+            uint64_t bits = eval_lane(e, l, k).u;
+            if (w < 64) bits &= (1ull << w) - 1;
+            r.u |= bits << (k * w);
+        }
+        return r;
+    }
+
+    /// Lane k of `e` on thread `l` (a scalar `e` is the same on every lane).
+    Value eval_lane(const Expr &e, int l, int k) {
+        const Type t = e.type();
+        if (t.is_scalar()) return eval(e, l);
+        const Type et = t.element_of();
+        if (const Variable *op = e.as<Variable>()) return lane_of(t, lookup(op->name, l), k);
+        if (const Broadcast *op = e.as<Broadcast>()) return eval_lane(op->value, l, k % op->value.type().lanes());
+        if (const Ramp *op = e.as<Ramp>()) {
+            if (op->base.type().is_vector()) evaluation_error("kernel ", kernel.name, ": a ramp of vectors: ", e);
+            const Scalar base = to_scalar(et, eval(op->base, l)), stride = to_scalar(et, eval(op->stride, l));
+            return from_scalar(et, binary_fn(BinaryOp::Add, et)(base, binary_fn(BinaryOp::Mul, et)(stride, Scalar::of_int(k))));
+        }
+        if (const Shuffle *op = e.as<Shuffle>()) {
+            int index = op->indices[k];
+            for (const Expr &v : op->vectors) {
+                if (index < v.type().lanes()) return eval_lane(v, l, index);
+                index -= v.type().lanes();
+            }
+        }
+        if (const Cast *op = e.as<Cast>()) return convert(et, op->value.type().element_of(), eval_lane(op->value, l, k));
+        auto lane_binary = [&](BinaryOp fn, const Expr &a, const Expr &b) {
+            return from_scalar(et, binary_fn(fn, et)(to_scalar(et, eval_lane(a, l, k)), to_scalar(et, eval_lane(b, l, k))));
+        };
+        if (const Add *op = e.as<Add>()) return lane_binary(BinaryOp::Add, op->a, op->b);
+        if (const Sub *op = e.as<Sub>()) return lane_binary(BinaryOp::Sub, op->a, op->b);
+        if (const Mul *op = e.as<Mul>()) return lane_binary(BinaryOp::Mul, op->a, op->b);
+        if (const Div *op = e.as<Div>()) return lane_binary(BinaryOp::Div, op->a, op->b);
+        if (const Mod *op = e.as<Mod>()) return lane_binary(BinaryOp::Mod, op->a, op->b);
+        if (const Min *op = e.as<Min>()) return lane_binary(BinaryOp::Min, op->a, op->b);
+        if (const Max *op = e.as<Max>()) return lane_binary(BinaryOp::Max, op->a, op->b);
+        auto lane_compare = [&](const Expr &a, const Expr &b, auto cmp) {
+            const Type at = a.type().element_of();
+            const Value x = eval_lane(a, l, k), y = eval_lane(b, l, k);
+            Value r;
+            if (at.is_uint() || at.is_bool()) r.u = cmp(x.u, y.u);
+            else r.u = cmp(x.i, y.i);
+            return r;
+        };
+        if (const EQ *op = e.as<EQ>()) return lane_compare(op->a, op->b, [](auto x, auto y) { return x == y; });
+        if (const NE *op = e.as<NE>()) return lane_compare(op->a, op->b, [](auto x, auto y) { return x != y; });
+        if (const LT *op = e.as<LT>()) return lane_compare(op->a, op->b, [](auto x, auto y) { return x < y; });
+        if (const LE *op = e.as<LE>()) return lane_compare(op->a, op->b, [](auto x, auto y) { return x <= y; });
+        if (const GT *op = e.as<GT>()) return lane_compare(op->a, op->b, [](auto x, auto y) { return x > y; });
+        if (const GE *op = e.as<GE>()) return lane_compare(op->a, op->b, [](auto x, auto y) { return x >= y; });
+        auto boolean = [](bool b) {
+            Value r;
+            r.u = b;
+            return r;
+        };
+        if (const And *op = e.as<And>()) return boolean(truth(eval_lane(op->a, l, k)) && truth(eval_lane(op->b, l, k)));
+        if (const Or *op = e.as<Or>()) return boolean(truth(eval_lane(op->a, l, k)) || truth(eval_lane(op->b, l, k)));
+        if (const Not *op = e.as<Not>()) return boolean(!truth(eval_lane(op->a, l, k)));
+        if (const Select *op = e.as<Select>()) {
+            return truth(eval_lane(op->condition, l, k)) ? eval_lane(op->true_value, l, k) : eval_lane(op->false_value, l, k);
+        }
+        if (const Load *op = e.as<Load>()) {
+            if (kernel.grid_exchange(op->name) || shared.count(op->name)) {
+                evaluation_error("kernel ", kernel.name, ": a vector read of shared or grid memory: ", e);
+            }
+            return register_element_at(op->name, eval_lane(op->index, l, k).i, l);
+        }
+        if (const Let *op = e.as<Let>()) {
+            push(op->name, eval_lanes(op->value));
+            Value r = eval_lane(op->body, l, k);
+            pop(op->name);
+            return r;
+        }
+        if (const Call *op = e.as<Call>()) {
+            if (op->name == kir::intrinsic::load) {
+                kir::Access a = kir::access_of(op);
+                if (!truth(eval_lane(a.guard, l, k))) return from_int(et, 0);
+                std::vector<int64_t> coords;
+                for (const Expr &x : a.coords) coords.push_back(eval_lane(x, l, k).i);
+                return read(et, element_at(a, coords, l));
+            }
+            // A lane exchange moves the whole vector (call() reads the
+            // other thread's packed value).
+            if (op->name == kir::intrinsic::shfl_up || op->name == kir::intrinsic::shfl_down || op->name == kir::intrinsic::shfl_idx ||
+                op->name == kir::intrinsic::array_shift) {
+                return lane_of(t, call(op, l), k);
+            }
+            auto bitwise = [&](auto fn) {
+                const Value x = eval_lane(op->args[0], l, k), y = eval_lane(op->args[1], l, k);
+                return et.is_uint() || et.is_bool() ? from_uint(et, fn(x.u, y.u)) : from_int(et, (int64_t)fn(x.u, y.u));
+            };
+            if (op->is_intrinsic(Call::bitwise_and)) return bitwise([](uint64_t x, uint64_t y) { return x & y; });
+            if (op->is_intrinsic(Call::bitwise_or)) return bitwise([](uint64_t x, uint64_t y) { return x | y; });
+            if (op->is_intrinsic(Call::bitwise_xor)) return bitwise([](uint64_t x, uint64_t y) { return x ^ y; });
+        }
+        evaluation_error("kernel ", kernel.name, ": cannot evaluate the vector ", e);
     }
 
     Value lookup(const std::string &name, int l) {
@@ -658,6 +819,7 @@ private:
 
     Value eval(const Expr &e, int l) {
         Type t = e.type();
+        if (t.is_vector()) return eval_vector(e, l);
         if (const IntImm *op = e.as<IntImm>()) return from_int(t, op->value);
         if (const UIntImm *op = e.as<UIntImm>()) return from_uint(t, op->value);
         if (const FloatImm *op = e.as<FloatImm>()) return from_double(t, op->value);

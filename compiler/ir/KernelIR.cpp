@@ -110,6 +110,20 @@ Stmt store(const std::string &buffer, const Expr &guard, const Expr &value, cons
     return Evaluate::make(Call::make(Int(32), intrinsic::store, args, Call::Extern));
 }
 
+bool uses_vectors(const Stmt &s) {
+    class Find : public IRGraphVisitor {
+    public:
+        bool found = false;
+        using IRGraphVisitor::include;
+        void include(const Expr &e) override {
+            found |= e.type().is_vector();
+            if (!found) IRGraphVisitor::include(e);
+        }
+    } find;
+    s.accept(&find);
+    return find.found;
+}
+
 const Call *as_intrinsic(const Expr &e, const char *name) {
     const Call *c = e.as<Call>();
     return c && c->name == name ? c : nullptr;
@@ -208,7 +222,7 @@ Expr flat_index(const BufferArg &b, const std::vector<Expr> &coords, bool dense_
 Expr in_bounds(const BufferArg &b, const std::vector<Expr> &coords) {
     Expr inside = const_true();
     for (int d = 0; d < b.dimensions; d++) {
-        Expr c = cast(Int(64), coords[d]);
+        Expr c = cast(Int(64, coords[d].type().lanes()), coords[d]);  // a vector's coordinates lane by lane
         if (b.placement == Placement::Constant) {
             inside = inside && c >= make_const(Int(64), b.region_min[d]) && c < make_const(Int(64), b.region_min[d] + b.region_extent[d]);
         } else {

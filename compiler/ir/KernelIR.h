@@ -11,6 +11,15 @@
 //     lane), IfThenElse (a guard: lanes where it is false skip the branch).
 //   - Register arrays: Allocate with MemoryType::Register, read and written by
 //     Load/Store with constant indices only (so they stay in registers).
+//   - Vectors (Halide's vector types, two lanes: several array instances'
+//     values in one register, e.g. two instances' int16 packed in 32 bits):
+//     a vector's lanes are independent, each with the language's semantics;
+//     a load or store of a vector reads or writes each lane's element under
+//     that lane's guard; a register array read as vectors is read only so,
+//     at dense ramps from a multiple of the lanes (an array of vectors); a
+//     lane exchange moves a vector whole. An if's condition and a loop's
+//     bounds are scalars. The CUDA printer packs int16 pairs
+//     (runtime/emitted/pulse_vectors.cuh); CM refuses vectors.
 //   - Intrinsic calls (names below). Lane exchanges (shfl_*, ballot,
 //     chain_source) read other lanes, so they appear only as the value of a
 //     LetStmt outside any guard: every lane takes part.
@@ -249,6 +258,9 @@ Halide::Expr lane_shift(const Halide::Expr &value, int64_t dp);
 /// `value` as the array's thread t - dp holds it (array_shift), moved
 /// through shared memory if `through_shared`.
 Halide::Expr array_shift(const Halide::Expr &value, int64_t dp, bool through_shared = false);
+/// Whether `s` computes with vector types (several array instances' values in
+/// one register: the CUDA printer's packed lanes; CM refuses them).
+bool uses_vectors(const Halide::Internal::Stmt &s);
 /// Bytes of the shared arrays (MemoryType::GPUShared, constant size) `s` allocates.
 int64_t shared_bytes(const Halide::Internal::Stmt &s);
 /// True if the array_shift `shift` is marked through shared memory.

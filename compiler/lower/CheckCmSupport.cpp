@@ -83,6 +83,11 @@ private:
 }  // namespace
 
 void check_cm_support(const kir::Kernel &k, const CmTarget &target) {
+    if (kir::uses_vectors(k.body)) {
+        // Several array instances a lane (CUDA's packed int16): a CM lane is one PE of one instance.
+        refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", k.name, " computes with vectors (array instances packed in one ",
+               "register), which the CM backend does not emit: emit CUDA for this schedule, or leave the instances unpacked for CM");
+    }
     if (k.grid_sync) {
         refuse(Refusal::UnsupportedByTarget, "", "CM backend: kernel ", k.name, " synchronises its instances over the grid ",
                "(gpu_grid_sync), which the CM backend does not have (no grid-wide barrier): drop gpu_grid_sync and the ",
