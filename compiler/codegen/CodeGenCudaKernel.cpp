@@ -1,9 +1,9 @@
 #include "codegen/CodeGenCudaKernel.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <tuple>
 
 #include "codegen/CodeGenC.h"
 #include "ir/Target.h"
@@ -146,30 +146,28 @@ public:
     /// The vector type a register array is read and written as, if any (every
     /// access then a vector of that type: an array of vectors).
     static std::optional<Type> vector_access_type(const Allocate *op) {
-        std::set<Type, bool (*)(const Type &, const Type &)> types([](const Type &a, const Type &b) {
-            return std::make_tuple((int)a.code(), a.bits(), a.lanes()) < std::make_tuple((int)b.code(), b.bits(), b.lanes());
-        });
         class Accesses : public IRVisitor {
         public:
+            explicit Accesses(const std::string &n) : name(n) {}
             const std::string &name;
-            std::set<Type, bool (*)(const Type &, const Type &)> &types;
-            Accesses(const std::string &n, std::set<Type, bool (*)(const Type &, const Type &)> &t) : name(n), types(t) {}
+            std::vector<Type> types;  ///< of every read and write
             using IRVisitor::visit;
             void visit(const Load *l) override {
-                if (l->name == name) types.insert(l->type);
+                if (l->name == name) types.push_back(l->type);
                 IRVisitor::visit(l);
             }
             void visit(const Store *s) override {
-                if (s->name == name) types.insert(s->value.type());
+                if (s->name == name) types.push_back(s->value.type());
                 IRVisitor::visit(s);
             }
-        } accesses(op->name, types);
+        } accesses(op->name);
         op->body.accept(&accesses);
-        bool vector = false;
-        for (const Type &t : types) vector |= t.is_vector();
-        if (!vector) return std::nullopt;
-        if (types.size() != 1) compile_error("register array ", op->name, " is read or written both as vectors and otherwise: no C form");
-        return *types.begin();
+        const auto vector = std::find_if(accesses.types.begin(), accesses.types.end(), [](const Type &t) { return t.is_vector(); });
+        if (vector == accesses.types.end()) return std::nullopt;
+        for (const Type &t : accesses.types) {
+            if (t != *vector) compile_error("register array ", op->name, " is read or written both as vectors and otherwise: no C form");
+        }
+        return *vector;
     }
 
     void buffer_store(const Call *c, int indent) override {
