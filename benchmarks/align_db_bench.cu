@@ -6,7 +6,10 @@
 // longest first, and split into the length classes (a class's subject buffer
 // padded to its bound S; each instance stops at its own length). The peer, in
 // the same run: a plain CUDA aligner, one thread per pair, over the same
-// classes and lengths. Every best score is compared.
+// classes and lengths. Every best score is compared. With kernels of
+// align_sw_ragged_i16 (kernels.h defines ALIGN_DB_NARROW) the scores are
+// int16 with an Overflow flag per pair: a flagged pair's score is the 32-bit
+// fallback's to compute, so it is counted, not compared.
 // GCUPS: query length x total database residues per nanosecond.
 // Prints a line per class and
 // `CSV,align_db,<Q>,<N>,<residues>,<longest>,<Pulse ms>,<Pulse GCUPS>,<peer ms>,<peer GCUPS>,<check>`.
@@ -22,15 +25,27 @@
 #include "pulse_cuda.h"
 #include "pulse_buffer.h"
 
+#include "kernels.h"
+#ifdef ALIGN_DB_NARROW
+typedef int16_t Score;
+#define ALIGN_DB_OUTPUTS pulse_buffer, pulse_buffer
+#else
+typedef int Score;
+#define ALIGN_DB_OUTPUTS pulse_buffer
+#endif
 struct AlignDbKernel {
     int S;  ///< the class's bound: its sequences have at most S residues
-    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, cudaStream_t);
+    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, cudaStream_t);
     pulse_buffer (*query)(const void *, int64_t);
     pulse_buffer (*subject)(const void *, int64_t);
     pulse_buffer (*substitution)(const void *, int64_t);
     pulse_buffer (*lengths)(const void *, int64_t);
     pulse_buffer (*best)(void *, int64_t);
+#ifdef ALIGN_DB_NARROW
+    pulse_buffer (*overflow)(void *, int64_t);
+#endif
 };
+#define ALIGN_DB_TABLE
 #include "kernels.h"
 #include "align/blosum62.h"
 #include "align_common.h"
@@ -38,7 +53,9 @@ struct AlignDbKernel {
 struct LengthClass {
     const AlignDbKernel *kernel;
     long count = 0;
-    int *subject = nullptr, *lengths = nullptr, *best = nullptr, *peer = nullptr;
+    int *subject = nullptr, *lengths = nullptr, *peer = nullptr;
+    Score *best = nullptr;
+    bool *overflow = nullptr;
     double residues = 0;
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
@@ -75,11 +92,13 @@ int main(int argc, char **argv) {
         const long S = part.kernel->S;
         PULSE_CUDA_CHECK(cudaMalloc(&part.subject, (size_t)S * part.count * 4));
         PULSE_CUDA_CHECK(cudaMalloc(&part.lengths, part.count * 4));
-        PULSE_CUDA_CHECK(cudaMalloc(&part.best, part.count * 4));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.best, part.count * sizeof(Score)));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.overflow, part.count));
         PULSE_CUDA_CHECK(cudaMalloc(&part.peer, part.count * 4));
         residues<<<1024, 256>>>(part.subject, S * part.count, 2 + c);
         cudaMemcpy(part.lengths, length.data() + begin, part.count * 4, cudaMemcpyHostToDevice);
-        cudaMemset(part.best, 0xff, part.count * 4);
+        cudaMemset(part.best, 0xff, part.count * sizeof(Score));
+        cudaMemset(part.overflow, 0xff, part.count);
         for (long b = begin; b < end; b++) part.residues += length[b];
         total_residues += part.residues;
         padded += (double)S * part.count;
@@ -92,7 +111,11 @@ int main(int argc, char **argv) {
     auto run_pulse = [&](const LengthClass &p) {
         const AlignDbKernel &k = *p.kernel;
         return k.run(k.query(query, p.count), k.subject(p.subject, p.count), k.substitution(matrix, p.count), k.lengths(p.lengths, p.count),
-                     k.best(p.best, p.count), p.stream);
+                     k.best(p.best, p.count),
+#ifdef ALIGN_DB_NARROW
+                     k.overflow(p.overflow, p.count),
+#endif
+                     p.stream);
     };
     auto run_peer = [&](const LengthClass &p) {
         align_one_thread_per_pair<<<(unsigned)((p.count + 127) / 128), 128, 0, p.stream>>>(query, Q, p.subject, p.kernel->S, p.lengths, p.count,
@@ -123,13 +146,24 @@ int main(int argc, char **argv) {
     const float pulse_ms = (float)pulse::cuda::time_median_ms([&] { all(run_pulse); }, 1, 5);
     const float peer_ms = (float)pulse::cuda::time_median_ms([&] { all(run_peer); }, 1, 3);
     PULSE_CUDA_CHECK(cudaDeviceSynchronize());
-    long wrong = 0;
+    long wrong = 0, flagged = 0;
     for (const LengthClass &p : parts) {
-        std::vector<int> got(p.count), want(p.count);
-        cudaMemcpy(got.data(), p.best, p.count * 4, cudaMemcpyDeviceToHost);
+        std::vector<Score> got(p.count);
+        std::vector<int> want(p.count);
+        std::vector<unsigned char> overflowed(p.count, 0);
+        cudaMemcpy(got.data(), p.best, p.count * sizeof(Score), cudaMemcpyDeviceToHost);
         cudaMemcpy(want.data(), p.peer, p.count * 4, cudaMemcpyDeviceToHost);
-        for (long b = 0; b < p.count; b++) wrong += got[b] != want[b];
+#ifdef ALIGN_DB_NARROW
+        cudaMemcpy(overflowed.data(), p.overflow, p.count, cudaMemcpyDeviceToHost);
+#endif
+        for (long b = 0; b < p.count; b++) {
+            // A flag is a bool (0 or 1); a pair not flagged has the exact score.
+            if (overflowed[b] > 1) wrong++;
+            else if (overflowed[b]) flagged++;
+            else wrong += got[b] != want[b];
+        }
     }
+    if (flagged) printf("align_db Q=%d: %ld pairs flagged as past int16 (their scores the 32-bit fallback's)\n", Q, flagged);
     const double cells = (double)Q * total_residues;
     printf("align_db Q=%d N=%ld: Pulse %.3f ms (%.1f GCUPS), one thread per pair %.3f ms (%.1f GCUPS); %s (%ld of %ld scores differ)\n", Q, N,
            pulse_ms, cells / pulse_ms / 1e6, peer_ms, cells / peer_ms / 1e6, wrong ? "FAIL" : "PASS", wrong, N);

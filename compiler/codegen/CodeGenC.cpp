@@ -131,6 +131,8 @@ private:
         if (const Add *op = e.as<Add>()) return call2("pulse_vadd", op->a, op->b);
         if (const Sub *op = e.as<Sub>()) return call2("pulse_vsub", op->a, op->b);
         if (const Mul *op = e.as<Mul>()) return call2("pulse_vmul", op->a, op->b);
+        if (const Div *op = e.as<Div>()) return call2("pulse_vdiv", op->a, op->b);
+        if (const Mod *op = e.as<Mod>()) return call2("pulse_vmod", op->a, op->b);
         if (const Min *op = e.as<Min>()) return call2("pulse_vmin", op->a, op->b);
         if (e.as<Max>()) return max_tree(e);
         if (const EQ *op = e.as<EQ>()) return call2("pulse_veq", op->a, op->b);
@@ -146,7 +148,7 @@ private:
             if (op->condition.type().is_scalar()) return "(" + print(op->condition) + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
             return "pulse_vselect(" + print(op->condition) + ", " + print(op->true_value) + ", " + print(op->false_value) + ")";
         }
-        compile_error("the vector expression '", ir::to_source(e), "' has no C form (vectors: +, -, *, min, max, comparisons, "
+        compile_error("the vector expression '", ir::to_source(e), "' has no C form (vectors: +, -, *, /, %, min, max, comparisons, "
                       "logic, select, casts, broadcasts, ramps and shuffles)");
         return "";
     }

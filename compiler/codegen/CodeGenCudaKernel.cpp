@@ -75,7 +75,10 @@ public:
             if (n == kir::intrinsic::shfl_up) return "__shfl_up_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
             if (n == kir::intrinsic::shfl_down) return "__shfl_down_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
             if (n == kir::intrinsic::shfl_idx) return "__shfl_sync(0xffffffffu, " + args[0] + ", " + args[1] + ")";
-            if (n == kir::intrinsic::warp_all) return "__all_sync(0xffffffffu, " + args[0] + ")";
+            if (n == kir::intrinsic::warp_all) {
+                // Of a vector: each lane's own vote.
+                return std::string(op->type.is_vector() ? "pulse_vwarp_all(" : "__all_sync(0xffffffffu, ") + args[0] + ")";
+            }
             internal_assert(n != kir::intrinsic::array_shift, "cuda printer: array_shift left for exchange_across_warps: ", Expr(op));
             if (n == kir::intrinsic::chain_source) {
                 return "pulse_chain_source(__ballot_sync(0xffffffffu, " + args[0] + "), lane, " + args[1] + ")";

@@ -765,6 +765,15 @@ private:
                 for (const Expr &x : a.coords) coords.push_back(eval_lane(x, l, k).i);
                 return read(et, element_at(a, coords, l));
             }
+            if (op->name == kir::intrinsic::warp_all) {
+                // Each lane's own vote over the warp.
+                require_full_array(op);
+                const int warp_base = l - l % warp_size;
+                for (int w = 0; w < warp_size; w++) {
+                    if (!truth(eval_lane(op->args[0], warp_base + w, k))) return from_int(Bool(), 0);
+                }
+                return from_int(Bool(), 1);
+            }
             // A lane exchange moves the whole vector (call() reads the
             // other thread's packed value).
             if (op->name == kir::intrinsic::shfl_up || op->name == kir::intrinsic::shfl_down || op->name == kir::intrinsic::shfl_idx ||
@@ -854,6 +863,14 @@ private:
             return r;
         }
         if (const Select *op = e.as<Select>()) return truth(eval(op->condition, l)) ? eval(op->true_value, l) : eval(op->false_value, l);
+        if (const Shuffle *op = e.as<Shuffle>()) {
+            // One lane of a vector.
+            int index = op->indices[0];
+            for (const Expr &v : op->vectors) {
+                if (index < v.type().lanes()) return v.type().is_scalar() ? eval(v, l) : eval_lane(v, l, index);
+                index -= v.type().lanes();
+            }
+        }
         if (const Let *op = e.as<Let>()) {
             Lanes v = eval_lanes(op->value);
             push(op->name, v);

@@ -17,8 +17,9 @@
 //     a load or store of a vector reads or writes each lane's element under
 //     that lane's guard; a register array read as vectors is read only so,
 //     at dense ramps from a multiple of the lanes (an array of vectors); a
-//     lane exchange moves a vector whole. An if's condition and a loop's
-//     bounds are scalars. The CUDA printer packs int16 pairs
+//     lane exchange moves a vector whole, and a warp vote of a vector is
+//     each lane's own vote. An if's condition and a loop's bounds are
+//     scalars (pack_instances makes vectors of array instances). The CUDA printer packs int16 pairs
 //     (runtime/emitted/pulse_vectors.cuh); CM refuses vectors.
 //   - Intrinsic calls (names below). Lane exchanges (shfl_*, ballot,
 //     chain_source) read other lanes, so they appear only as the value of a
@@ -183,6 +184,10 @@ struct Kernel {
     /// occupancy choices, which some kernels run faster with).
     bool dense_first_dimension = true;
     int min_blocks_per_sm = 0;       ///< blocks an SM must hold at once (CUDA __launch_bounds__); 0: no bound
+    /// Instances of the grid loop each warp runs as the lanes of vectors (the
+    /// schedule's vectorize; pack_instances): 1, or 2, when grid[0] counts
+    /// pairs of instances after that pass.
+    int packed_lanes = 1;
     /// Shared memory one block's arrays may take (staged inputs, moves across
     /// warps): shared_bytes_per_block unless the schedule opts in to more,
     /// up to max_opt_in_shared_bytes.

@@ -176,6 +176,9 @@ struct Schedule {
     /// a neighbouring instance (a dependence along a gpu_blocks loop) one
     /// step or more after it is computed.
     bool gpu_grid_sync = false;
+    /// `vectorize(b, lanes)`: the gpu_blocks loop b's instances run `lanes`
+    /// to a warp, packed in the lanes of vectors (pack_instances).
+    std::optional<std::pair<std::string, int>> vectorize;
     std::vector<Staging> stagings;
     std::optional<SpaceTimeTransform> transform;
 };

@@ -264,6 +264,15 @@ public:
             }
         }
         kernel.grid = plan.grid;
+        if (source.schedule.vectorize) {
+            // pack_instances packs the innermost grid loop's instances.
+            const auto &[var, lanes] = *source.schedule.vectorize;
+            if (plan.grid.empty() || plan.grid[0].var != var) {
+                compile_error("kernel ", name, ": vectorize(", var, ", ", lanes, "): '", var,
+                              "' is not the innermost gpu_blocks loop; packs the instances of that loop only");
+            }
+            kernel.packed_lanes = lanes;
+        }
         body = build(decode, body);
         kernel.body = simplify_exact(body);
         kernel.description = describe();
@@ -1415,6 +1424,9 @@ private:
         s << (kernel.warps_per_array > 1 ? "Grid: one block per" : "Grid: one warp per");
         if (plan.grid.empty()) s << " kernel (a single instance)";
         for (const kir::GridLoop &g : plan.grid) s << " " << g.var;
+        if (source.schedule.vectorize) {
+            s << " pair (vectorize: " << source.schedule.vectorize->first << " = 2 p + k on lane k of the vectors)";
+        }
         s << "; per-thread loops:";
         if (plan.sequential.empty()) s << " none";
         for (const SequentialLoop &l : plan.sequential) s << " " << l.var << (l.unrolled ? " (unrolled)" : "");

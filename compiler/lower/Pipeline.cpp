@@ -16,6 +16,7 @@
 #include "lower/HoistLoads.h"
 #include "lower/NarrowIndexComparisons.h"
 #include "lower/LowerToSystolic.h"
+#include "lower/PackInstances.h"
 #include "lower/PeelLoops.h"
 #include "lower/SplitSteadyState.h"
 #include "lower/PlaceUniformInputs.h"
@@ -66,6 +67,7 @@ const KernelPass kernel_passes[] = {
     {"exchange_across_warps", any_target<exchange_across_warps>, always},
     {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},
     {"narrow_index_comparisons", any_target<narrow_index_comparisons>, has_32_bit_indices},
+    {"pack_instances", any_target<pack_instances>, always},
     {"check_cm_support", check_cm_support_pass, is_cm},
 };
 

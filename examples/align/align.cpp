@@ -151,7 +151,12 @@ namespace {
 /// its last row written out for the next pass).
 enum class Batch { Box, Ragged, Segment };
 
-Spec smith_waterman_blocked(const Params &params, Batch batch) {
+/// With `type` narrower than 32 bits, H, E, F and Best are computed in it and
+/// Overflow(b) flags a pair whose score may have left it (as
+/// smith_waterman's); `packed` runs two database sequences a warp, their
+/// values packed in the lanes of vectors (vectorize: int16 pairs in 32-bit
+/// registers, with sm_90's DPX maxima).
+Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(32), bool packed = false) {
     const bool ragged = batch == Batch::Ragged, segment = batch == Batch::Segment;
     const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
     const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
@@ -163,10 +168,11 @@ Spec smith_waterman_blocked(const Params &params, Batch batch) {
     // A segment's row above: H and F of the previous segment's last residue
     // (for the first segment, 0 and -16384: the values outside the matrix).
     Input top_H(Int(32), 2, "top_H"), top_F(Int(32), 2, "top_F");
-    Func H(Int(32), {ii, io, j, b}, Place::Device, "H"), E(Int(32), {ii, io, j, b}, Place::Device, "E"),
-        F(Int(32), {ii, io, j, b}, Place::Device, "F");
+    Func H(type, {ii, io, j, b}, Place::Device, "H"), E(type, {ii, io, j, b}, Place::Device, "E"),
+        F(type, {ii, io, j, b}, Place::Device, "F");
     Func Best(Place::Device, "Best"), Bottom_H(Place::Device, "Bottom_H"), Bottom_F(Place::Device, "Bottom_F");
-    const Expr none = -(1 << 14), zero = 0;
+    Func Overflow(Place::Device, "Overflow");
+    const Expr none = cast(type, -(1 << 14)), zero = cast(type, 0);
     // The residue below (i - 1): the slot below on this lane, or the last slot
     // of the lane below, or below the first, `outside` (the row above, read
     // at j - dj, for a segment).
@@ -177,17 +183,29 @@ Spec smith_waterman_blocked(const Params &params, Batch batch) {
     Expr h_left = select(j > 0, H(ii, io, j - 1, b), zero);
     Expr h_up = below(H, 0, above(top_H, 0, zero));
     Expr h_diagonal = select(j > 0, below(H, 1, above(top_H, 1, zero)), zero);
-    E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - extend, h_left - open);
-    F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - extend, h_up - open);
-    Expr score = substitution(query(io * K + ii), subject(j, b));
+    const Expr gap_extend = cast(type, extend), gap_open = cast(type, open);
+    E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - gap_extend, h_left - gap_open);
+    F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - gap_extend, h_up - gap_open);
+    Expr score = cast(type, substitution(query(io * K + ii), subject(j, b)));
     H(ii, io, j, b) = max(max(zero, h_diagonal + score), max(E(ii, io, j, b), F(ii, io, j, b)));
     Best(b) = zero;
     Best(b) = max(Best(b), H(ii, io, j, b));
+    const bool narrow = type.bits() < 32;
+    if (narrow) {
+        // While every H stays at most the type's largest value less 127, no
+        // sum leaves the type for a table of entries in [-128, 127] (as
+        // BLOSUM62's, in [-4, 11]); a pair whose H passed it is flagged, to
+        // be computed again in 32 bits.
+        Overflow(b) = cast(Bool(), 0);
+        Overflow(b) = Overflow(b) || H(ii, io, j, b) > cast(type, (1 << (type.bits() - 1)) - 1 - 127);
+    }
     if (segment) {
         // The last residue's row, for the next segment.
         Bottom_H(j, b) = select(io * K + ii == Q - 1, H(ii, io, j, b));
         Bottom_F(j, b) = select(io * K + ii == Q - 1, F(ii, io, j, b));
         E.merge_ures(F, H, Best, Bottom_H, Bottom_F);
+    } else if (narrow) {
+        E.merge_ures(F, H, Best, Overflow);
     } else {
         E.merge_ures(F, H, Best);
     }
@@ -198,6 +216,7 @@ Spec smith_waterman_blocked(const Params &params, Batch batch) {
     if (ragged) E.where(j < lengths(b));
     E.gpu_blocks(b);
     E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
+    if (packed && params.get_int("VECTORIZE", 1, 0, 1)) E.vectorize(b, 2);
     if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
     if (segment) return Spec{Best, {query, subject, substitution, top_H, top_F}};
     return Spec{Best, {query, subject, substitution}};
@@ -215,3 +234,10 @@ PULSE_REGISTER_SPEC("align_sw_segment", "one pass of Smith-Waterman as align_sw_
                     "its first residue read from top_H and top_F, its last residue's row written to Bottom_H and Bottom_F for the "
                     "next pass (the score of the pair is the largest Best over the passes)",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Segment); });
+PULSE_REGISTER_SPEC("align_sw_blocked_i16", "Smith-Waterman as align_sw_blocked in int16, two database sequences a warp packed in the "
+                    "lanes of 32-bit registers (vectorize: SIMD and DPX instructions; VECTORIZE=0 for one a warp), Overflow(b) "
+                    "flagging a pair to compute again in 32 bits",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Box, Int(16), true); });
+PULSE_REGISTER_SPEC("align_sw_ragged_i16", "Smith-Waterman as align_sw_ragged in int16, two database sequences a warp packed in the "
+                    "lanes of 32-bit registers (each masked to its own length), Overflow(b) flagging a pair to compute again in 32 bits",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true); });

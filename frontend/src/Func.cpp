@@ -525,6 +525,17 @@ Func &Func::gpu_threads(const Var &x) { set_gpu_loops(*group(), "gpu_threads", g
 Func &Func::gpu_threads(const Var &x, const Var &y) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name(), y.name()}); return *this; }
 Func &Func::gpu_threads(const Var &x, const Var &y, const Var &z) { set_gpu_loops(*group(), "gpu_threads", group()->schedule.gpu_threads, {x.name(), y.name(), z.name()}); return *this; }
 
+Func &Func::vectorize(const Var &x, int lanes) {
+    UreGroup &g = *group();
+    require_loop(g, "vectorize", x.name());
+    if (lanes != 2) {
+        compile_error(g.owner(), ".vectorize(", x.name(), ", ", lanes, "): two instances are packed to a warp (lanes = 2), not ", lanes);
+    }
+    if (g.schedule.vectorize) compile_error(g.owner(), ".vectorize: given twice (", g.schedule.vectorize->first, " and ", x.name(), ")");
+    g.schedule.vectorize = std::make_pair(x.name(), lanes);
+    return *this;
+}
+
 Func &Func::gpu_grid_sync() {
     group()->schedule.gpu_grid_sync = true;
     return *this;

@@ -50,6 +50,8 @@ template <typename To, typename From> PULSE_VFN To pulse_vcast(From v) {
 PULSE_VLANEWISE(pulse_vadd, pulse_add<T>, V)
 PULSE_VLANEWISE(pulse_vsub, pulse_sub<T>, V)
 PULSE_VLANEWISE(pulse_vmul, pulse_mul<T>, V)
+PULSE_VLANEWISE(pulse_vdiv, pulse_div<T>, V)
+PULSE_VLANEWISE(pulse_vmod, pulse_mod<T>, V)
 PULSE_VLANEWISE(pulse_vmin, pulse_min<T>, V)
 PULSE_VLANEWISE(pulse_vmax, pulse_max<T>, V)
 PULSE_VCOMPARE(pulse_veq, ==)
@@ -126,6 +128,9 @@ template <typename T> [[maybe_unused]] static __device__ __forceinline__ pulse_x
 }
 template <typename T> [[maybe_unused]] static __device__ __forceinline__ pulse_x2<T> pulse_vshfl_idx(pulse_x2<T> v, int l) {
     return pulse_vpack<pulse_x2<T> >(__shfl_sync(0xffffffffu, v.lane[0], l), __shfl_sync(0xffffffffu, v.lane[1], l));
+}
+[[maybe_unused]] static __device__ __forceinline__ pulse_m16x2 pulse_vwarp_all(pulse_m16x2 c) {
+    return pulse_vpack<pulse_m16x2>(__all_sync(0xffffffffu, pulse_vlane(c, 0)), __all_sync(0xffffffffu, pulse_vlane(c, 1)));
 }
 #undef PULSE_VLANEWISE
 #undef PULSE_VCOMPARE

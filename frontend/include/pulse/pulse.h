@@ -225,6 +225,13 @@ public:
     /// dependence along a gpu_blocks loop) one step or more after it is
     /// computed, through global memory.
     Func &gpu_grid_sync();
+    /// Runs `lanes` instances of the gpu_blocks loop `x` (its innermost) on
+    /// each warp, their values packed in the lanes of vectors: two
+    /// instances' 16-bit values in one 32-bit register, computed by one SIMD
+    /// or DPX instruction (CUDA; CM refuses the schedule). Where the
+    /// instances disagree (a ragged batch), each lane's effects are masked
+    /// to its own instance. `lanes` must be 2.
+    Func &vectorize(const Var &x, int lanes);
 
     /// The calls to this Func inside `consumer`, to be staged.
     Stage in(const Func &consumer) const;
