@@ -52,7 +52,7 @@ struct AlignDbKernel {
 
 struct LengthClass {
     const AlignDbKernel *kernel;
-    long count = 0;
+    long count = 0, first = 0;  ///< its sequences: [first, first + count) of the sorted database
     int *subject = nullptr, *lengths = nullptr, *peer = nullptr;
     Score *best = nullptr;
     bool *overflow = nullptr;
@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
         LengthClass part;
         part.kernel = &align_db_kernels[c];
         part.count = end - begin;
+        part.first = begin;
         const long S = part.kernel->S;
         PULSE_CUDA_CHECK(cudaMalloc(&part.subject, (size_t)S * part.count * 4));
         PULSE_CUDA_CHECK(cudaMalloc(&part.lengths, part.count * 4));
@@ -158,9 +159,15 @@ int main(int argc, char **argv) {
 #endif
         for (long b = 0; b < p.count; b++) {
             // A flag is a bool (0 or 1); a pair not flagged has the exact score.
-            if (overflowed[b] > 1) wrong++;
-            else if (overflowed[b]) flagged++;
-            else wrong += got[b] != want[b];
+            const bool bad = overflowed[b] > 1 || (!overflowed[b] && got[b] != want[b]);
+            if (bad && wrong < 10) {
+                const long other = b ^ 1;  // (the other instance of its warp, where packed)
+                printf("  wrong: class S<=%d, sequence %ld of %ld (length %d): %d, want %d, overflow flag %d; sequence %ld: length %d, %d, want %d\n",
+                       p.kernel->S, b, p.count, length[p.first + b], (int)got[b], want[b], (int)overflowed[b], other,
+                       other < p.count ? length[p.first + other] : -1, other < p.count ? (int)got[other] : -1, other < p.count ? want[other] : -1);
+            }
+            wrong += bad;
+            flagged += !bad && overflowed[b];
         }
     }
     if (flagged) printf("align_db Q=%d: %ld pairs flagged as past int16 (their scores the 32-bit fallback's)\n", Q, flagged);

@@ -54,6 +54,8 @@ TEST_CASE("unknown and repeated loop variables are rejected", "[language][errors
     REQUIRE_THROWS_WITH(k.X.tile(nope, co, ci, 4), Contains("X.tile: unknown loop variable 'nope'") && Contains("(c, q)"));
     REQUIRE_THROWS_WITH(k.X.reorder(k.c, k.c), Contains("X.reorder: loop variable 'c' is repeated"));
     REQUIRE_THROWS_WITH(k.X.gpu_blocks(nope), Contains("gpu_blocks: unknown loop variable 'nope'"));
+    REQUIRE_THROWS_WITH(k.X.vectorize(nope, 2), Contains("vectorize: unknown loop variable 'nope'"));
+    REQUIRE_THROWS_WITH(k.X.vectorize(k.q, 4), Contains("X.vectorize(q, 4): two instances are packed to a warp (lanes = 2), not 4"));
     REQUIRE_THROWS_WITH(k.X.tile(k.c, k.q, ci, 4), Contains("loop variable 'q' is repeated"));
     REQUIRE_THROWS_WITH(k.X.set_bounds(nope, 0, 3), Contains("set_bounds: unknown loop variable 'nope'"));
     k.X.gpu_blocks(k.q);

@@ -468,6 +468,80 @@ TEST_CASE("align_sw_ragged: each sequence of a ragged batch aligned on its own r
     }
 }
 
+namespace {
+
+/// `s` with the masked register writes of pack_instances unmasked: a write
+/// `a[i] = select(mask, v, a[i])` becomes `a[i] = v` (a mutant whose lanes
+/// past their instance's end overwrite its registers).
+Halide::Internal::Stmt drop_register_masks(const Halide::Internal::Stmt &s) {
+    struct Drop : Halide::Internal::IRMutator {
+        using Halide::Internal::IRMutator::visit;
+        Halide::Internal::Stmt visit(const Halide::Internal::Store *op) override {
+            const Halide::Internal::Select *keep = op->value.as<Halide::Internal::Select>();
+            const Halide::Internal::Load *old = keep ? keep->false_value.as<Halide::Internal::Load>() : nullptr;
+            if (!old || old->name != op->name || !op->value.type().is_vector()) return Halide::Internal::IRMutator::visit(op);
+            return Halide::Internal::Store::make(op->name, keep->true_value, op->index, op->param, op->predicate, op->alignment);
+        }
+    } drop;
+    return drop.mutate(s);
+}
+
+}  // namespace
+
+TEST_CASE("align_sw_ragged_i16: two sequences a warp packed in the lanes of vectors, each lane ending at its own length, on every evaluator", "[reductions][align][vectors]") {
+    std::mt19937 rng(91);
+    struct Size {
+        int Q, K, S;
+    };
+    int mutants_caught = 0;
+    for (const Size n : {Size{1, 1, 1}, Size{13, 3, 29}, Size{45, 8, 11}, Size{100, 7, 37}}) {
+        // Pairs of lengths that differ (each lane's loops end apart: masked
+        // tails), agree, or are empty, and an odd count: the last pair's
+        // second lane past the grid (that warp runs its instance alone).
+        const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1)), INT32_MAX, INT32_MIN};
+        const int B = (int)lengths.size();
+        INFO("Q=" << n.Q << " K=" << n.K << " S=" << n.S);
+        const std::vector<int> q = residues(rng, n.Q, 24);
+        std::vector<std::vector<int>> subjects;
+        for (int b = 0; b < B; b++) subjects.push_back(residues(rng, n.S, 24));
+        const Params p = params({{"Q", n.Q}, {"K", n.K}, {"S", n.S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
+        const ir::UreProgram program = build_spec("align_sw_ragged_i16", p).output.lower();
+        REQUIRE(program.schedule.vectorize == std::make_optional(std::make_pair(std::string("b"), 2)));
+        Halide::Buffer<> query(Halide::Int(32), {n.Q}, "query"), subject(Halide::Int(32), {n.S, B}, "subject");
+        Halide::Buffer<> length(Halide::Int(32), {B}, "lengths"), table(Halide::Int(32), {24, 24}, "substitution");
+        Halide::Buffer<> best(Halide::Int(16), {B}, "Best"), overflow(Halide::Bool(), {B}, "Overflow");
+        for (int i = 0; i < n.Q; i++) store_element(query, {i}, Scalar::of_int(q[i]));
+        for (int x = 0; x < 24; x++)
+            for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
+        for (int b = 0; b < B; b++) {
+            for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
+            store_element(length, {b}, Scalar::of_int(lengths[b]));
+            const std::vector<int> own(subjects[b].begin(), subjects[b].begin() + std::clamp(lengths[b], 0, n.S));
+            store_element(best, {b}, Scalar::of_int(smith_waterman(q, own, [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2)));
+            store_element(overflow, {b}, Scalar::of_uint(0));
+        }
+        const std::vector<std::string> order{"query", "subject", "substitution", "lengths"};
+        const Buffers inputs{{"query", query}, {"subject", subject}, {"substitution", table}, {"lengths", length}};
+        const Buffers expected{{"Best", best}, {"Overflow", overflow}};
+        check_every_evaluator(program, inputs, expected, order);
+        // The kernel packs (its grid counts pairs, its values are vectors);
+        // without the masks on its register writes a lane's garbage past its
+        // end reaches its score.
+        KernelOptions options;
+        options.max_unrolled_steps = 0;
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, order, options);
+        optimize_kernel(kernel);
+        CHECK(kernel.packed_lanes == 2);
+        CHECK(kir::uses_vectors(kernel.body));
+        kernel.body = drop_register_masks(kernel.body);
+        mutants_caught += test::run_cropped_against_reference(kernel, inputs, expected, 0) != "";
+        // CM has no vectors: refused, with the fix.
+        kir::Kernel for_cm = lower_to_kernel(compile_to_systolic(program), program.name, order, options);
+        REQUIRE_THROWS_WITH(optimize_kernel(for_cm, Target::cm_gen9()), Contains("computes with vectors"));
+    }
+    CHECK(mutants_caught >= 2);
+}
+
 TEST_CASE("align_sw_segment: a long query aligned in passes over its segments, each pass's last row read by the next, equals the CPU aligner on the whole query", "[reductions][align]") {
     std::mt19937 rng(91);
     struct Size {
