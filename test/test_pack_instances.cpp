@@ -1,0 +1,127 @@
+// The pass pack_instances on kernels built by hand: a kernel of one array
+// instance a warp, and the same kernel after the pass (two instances a warp,
+// lanes of vectors), must leave the same bits on the executor. Each instance
+// runs a loop of its own trip count, read from the inputs, whose register
+// state is stored after the loop, a test of its own inside the loop, and a
+// shuffle: lanes whose loops end apart, and warps whose second lane is past
+// the grid, are masked or run alone, as PackInstances.h says.
+#include <random>
+
+#include "TestUtil.h"
+
+#include "exec/KernelExecutor.h"
+#include "lower/PackInstances.h"
+#include "pulse/Error.h"
+
+using namespace pulse;
+using namespace Halide;
+using namespace Halide::Internal;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Expr lane() { return Variable::make(Int(32), kir::lane_var); }
+
+kir::BufferArg buffer(const std::string &name, Type type, int dimensions, bool output) {
+    kir::BufferArg b;
+    b.name = name;
+    b.type = type;
+    b.dimensions = dimensions;
+    b.is_output = output;
+    return b;
+}
+
+/// Instance b: acc = X(lane, b); for x in [1, N(b)): acc = acc * 3 + the
+/// lane below's acc + x, plus 7 where x is past 4 and the lane is odd;
+/// Out(lane, b) = acc.
+kir::Kernel make_kernel(int packed_lanes) {
+    kir::Kernel k;
+    k.name = packed_lanes > 1 ? "packed" : "alone";
+    k.description = "a loop of its instance's own trip count (built by hand)";
+    const kir::BufferArg x = buffer("X", Int(16), 2, false), n = buffer("N", Int(32), 1, false), out = buffer("Out", Int(16), 2, true);
+    k.buffers = {x, n, out};
+    k.grid.push_back({"b", 0, kir::buffer_extent("Out", 1)});
+    k.pe_count = kir::warp_size;
+    k.packed_lanes = packed_lanes;
+    const Expr b = Variable::make(Int(32), "b"), step = Variable::make(Int(32), "x");
+    const Expr acc = Load::make(Int(16), "acc", 0, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+    auto set_acc = [](const Expr &v) { return Store::make("acc", v, 0, Parameter(), const_true(), ModulusRemainder()); };
+    const Expr below = Variable::make(Int(16), "below");
+    Stmt loop_body = set_acc(acc * make_const(Int(16), 3) + below + cast(Int(16), step));
+    loop_body = Block::make(loop_body, IfThenElse::make(step > 4 && lane() % 2 == 1, set_acc(acc + make_const(Int(16), 7))));
+    loop_body = LetStmt::make("below", kir::lane_shift(acc, 1), loop_body);
+    const Expr trips = Variable::make(Int(32), "trips");
+    Stmt body = Block::make({set_acc(kir::load(Int(16), "X", kir::in_bounds(x, {lane(), b}), {lane(), b})),
+                             For::make("x", 1, trips - 1, ForType::Serial, DeviceAPI::None, loop_body),
+                             kir::store("Out", kir::in_bounds(out, {lane(), b}), acc, {lane(), b})});
+    body = Allocate::make("acc", Int(16), Halide::MemoryType::Register, {make_const(Int(32), 1)}, const_true(), body);
+    body = LetStmt::make("trips", kir::load(Int(32), "N", kir::in_bounds(n, {b}), {b}), body);
+    k.body = LetStmt::make("b", cast(Int(32), kir::warp_index()), body);
+    return k;
+}
+
+Buffers inputs(int instances, uint32_t seed) {
+    std::mt19937 rng(seed);
+    Buffer<int16_t> x(kir::warp_size, instances), out(kir::warp_size, instances);
+    x.for_each_value([&](int16_t &v) { v = (int16_t)(rng() % 65536 - 32768); });
+    Buffer<int32_t> n(instances);
+    // Trip counts that differ within a pair, agree, or run no iteration.
+    n.for_each_value([&](int32_t &v) { v = (int32_t)(rng() % 23) - 3; });
+    Buffers b{{"X", x}, {"N", n}, {"Out", out}};
+    poison(b.at("Out"));
+    return b;
+}
+
+/// Elements of Out where the two runs differ.
+int differences(const kir::Kernel &a, const kir::Kernel &b, int instances, uint32_t seed) {
+    Buffers ra = inputs(instances, seed), rb = inputs(instances, seed);
+    execute_kernel(a, ra);
+    execute_kernel(b, rb);
+    const Buffer<int16_t> got(ra.at("Out")), want(rb.at("Out"));
+    int differ = 0;
+    got.for_each_element([&](int l, int i) { differ += got(l, i) != want(l, i); });
+    return differ;
+}
+
+}  // namespace
+
+TEST_CASE("pack_instances: two instances a warp leave the bits of one a warp, their loops ending apart", "[pack_instances][vectors]") {
+    kir::Kernel packed = make_kernel(2);
+    pack_instances(packed);
+    CHECK(kir::uses_vectors(packed.body));
+    CHECK(packed.grid[0].extent.type() == kir::buffer_extent("Out", 1).type());
+    const kir::Kernel alone = make_kernel(1);
+    for (int instances : {1, 2, 7, 12, 31}) {
+        INFO(instances << " instances");
+        CHECK(differences(packed, alone, instances, 40 + instances) == 0);
+    }
+}
+
+TEST_CASE("pack_instances: without the masks of a loop's iterations past a lane's end, the bits differ", "[pack_instances][vectors]") {
+    // The mutant runs every lane over every pair's iterations: each lane's
+    // register keeps changing past its own trip count.
+    kir::Kernel packed = make_kernel(2);
+    pack_instances(packed);
+    struct Unmask : IRMutator {
+        using IRMutator::visit;
+        Stmt visit(const Store *op) override {
+            const Select *keep = op->value.as<Select>();
+            const Load *old = keep ? keep->false_value.as<Load>() : nullptr;
+            if (!old || old->name != op->name) return IRMutator::visit(op);
+            return Store::make(op->name, keep->true_value, op->index, op->param, op->predicate, op->alignment);
+        }
+    } unmask;
+    packed.body = unmask.mutate(packed.body);
+    CHECK(differences(packed, make_kernel(1), 12, 52) > 0);
+}
+
+TEST_CASE("pack_instances: what it cannot pack is refused with the fix", "[pack_instances][errors]") {
+    kir::Kernel three = make_kernel(3);
+    REQUIRE_THROWS_WITH(pack_instances(three), Contains("two instances a warp are packed, not 3"));
+    kir::Kernel two_loops = make_kernel(2);
+    two_loops.grid.push_back({"c", 0, make_const(Int(64), 2)});
+    REQUIRE_THROWS_WITH(pack_instances(two_loops), Contains("a grid of one gpu_blocks loop") && Contains("drop vectorize"));
+    kir::Kernel synchronised = make_kernel(2);
+    synchronised.grid_sync = true;
+    REQUIRE_THROWS_WITH(pack_instances(synchronised), Contains("grid-synchronised"));
+}
