@@ -35,10 +35,17 @@ typedef int Score;
 #endif
 struct AlignDbKernel {
     int S;  ///< the class's bound: its sequences have at most S residues
+#ifdef ALIGN_DB_PROFILE
+    // Scored from a query profile (Q x 24: profile(i, r) = BLOSUM62(query(i), r)).
+    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, cudaStream_t);
+    pulse_buffer (*profile)(const void *, int64_t);
+    pulse_buffer (*subject)(const void *, int64_t);
+#else
     cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, cudaStream_t);
     pulse_buffer (*query)(const void *, int64_t);
     pulse_buffer (*subject)(const void *, int64_t);
     pulse_buffer (*substitution)(const void *, int64_t);
+#endif
     pulse_buffer (*lengths)(const void *, int64_t);
     pulse_buffer (*best)(void *, int64_t);
 #ifdef ALIGN_DB_NARROW
@@ -77,6 +84,18 @@ int main(int argc, char **argv) {
     cudaMalloc(&matrix, 24 * 24 * 4);
     residues<<<64, 256>>>(query, Q, 1);
     cudaMemcpy(matrix, pulse_blosum62, sizeof pulse_blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
+#ifdef ALIGN_DB_PROFILE
+    // The query profile, once per query: element i + Q r is the score of query residue i against residue r.
+    int *profile;
+    cudaMalloc(&profile, Q * 24 * 4);
+    {
+        std::vector<int> q(Q), rows(Q * 24);
+        cudaMemcpy(q.data(), query, Q * 4, cudaMemcpyDeviceToHost);
+        for (int r = 0; r < 24; r++)
+            for (int i = 0; i < Q; i++) rows[i + Q * r] = pulse_blosum62[q[i]][r];
+        cudaMemcpy(profile, rows.data(), Q * 24 * 4, cudaMemcpyHostToDevice);
+    }
+#endif
     // The classes: each sequence in the smallest that holds it (the
     // shortest are last: each class is a run of the sorted lengths).
     std::vector<LengthClass> parts;
@@ -111,7 +130,13 @@ int main(int argc, char **argv) {
     if (end != 0) { fprintf(stderr, "a sequence is longer than the longest class\n"); return 2; }
     auto run_pulse = [&](const LengthClass &p) {
         const AlignDbKernel &k = *p.kernel;
-        return k.run(k.query(query, p.count), k.subject(p.subject, p.count), k.substitution(matrix, p.count), k.lengths(p.lengths, p.count),
+        return k.run(
+#ifdef ALIGN_DB_PROFILE
+                     k.profile(profile, p.count), k.subject(p.subject, p.count),
+#else
+                     k.query(query, p.count), k.subject(p.subject, p.count), k.substitution(matrix, p.count),
+#endif
+                     k.lengths(p.lengths, p.count),
                      k.best(p.best, p.count),
 #ifdef ALIGN_DB_NARROW
                      k.overflow(p.overflow, p.count),

@@ -156,7 +156,12 @@ enum class Batch { Box, Ragged, Segment };
 /// smith_waterman's); `packed` runs two database sequences a warp, their
 /// values packed in the lanes of vectors (vectorize: int16 pairs in 32-bit
 /// registers, with sm_90's DPX maxima).
-Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(32), bool packed = false) {
+/// With `profile`, the scores come from a query profile instead of the
+/// matrix and the query: an input profile(i, r), Q x 24, the score of query
+/// residue i against residue r (the host computes it once per query), so a
+/// cell reads one entry at (i, subject(j, b)), the K entries of a lane's
+/// residues one run of memory.
+Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(32), bool packed = false, bool profile = false) {
     const bool ragged = batch == Batch::Ragged, segment = batch == Batch::Segment;
     const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
     const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
@@ -165,6 +170,7 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     Var ii("ii"), io("io"), j("j"), b("b"), s1("s1"), s2("s2"), t("t");
     Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject"), substitution(Int(32), {24, 24}, "substitution");
     Input lengths(Int(32), 1, "lengths");
+    Input query_profile(Int(32), {Q, 24}, "profile");
     // A segment's row above: H and F of the previous segment's last residue
     // (for the first segment, 0 and -16384: the values outside the matrix).
     Input top_H(Int(32), 2, "top_H"), top_F(Int(32), 2, "top_F");
@@ -186,7 +192,7 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     const Expr gap_extend = cast(type, extend), gap_open = cast(type, open);
     E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - gap_extend, h_left - gap_open);
     F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - gap_extend, h_up - gap_open);
-    Expr score = cast(type, substitution(query(io * K + ii), subject(j, b)));
+    Expr score = cast(type, profile ? query_profile(io * K + ii, subject(j, b)) : substitution(query(io * K + ii), subject(j, b)));
     H(ii, io, j, b) = max(max(zero, h_diagonal + score), max(E(ii, io, j, b), F(ii, io, j, b)));
     Best(b) = zero;
     Best(b) = max(Best(b), H(ii, io, j, b));
@@ -217,6 +223,7 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     E.gpu_blocks(b);
     E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
     if (packed && params.get_int("VECTORIZE", 1, 0, 1)) E.vectorize(b, 2);
+    if (ragged && profile) return Spec{Best, {query_profile, subject, lengths}};
     if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
     if (segment) return Spec{Best, {query, subject, substitution, top_H, top_F}};
     return Spec{Best, {query, subject, substitution}};
@@ -241,3 +248,9 @@ PULSE_REGISTER_SPEC("align_sw_blocked_i16", "Smith-Waterman as align_sw_blocked 
 PULSE_REGISTER_SPEC("align_sw_ragged_i16", "Smith-Waterman as align_sw_ragged in int16, two database sequences a warp packed in the "
                     "lanes of 32-bit registers (each masked to its own length), Overflow(b) flagging a pair to compute again in 32 bits",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true); });
+PULSE_REGISTER_SPEC("align_sw_ragged_profile", "Smith-Waterman as align_sw_ragged, scored from a query profile: profile(i, r), Q x 24, "
+                    "the score of query residue i against residue r, read at (i, subject(j, b))",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(32), false, true); });
+PULSE_REGISTER_SPEC("align_sw_ragged_profile_i16", "Smith-Waterman as align_sw_ragged_i16 (int16, two sequences a warp packed), scored "
+                    "from a query profile as align_sw_ragged_profile",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true, true); });
