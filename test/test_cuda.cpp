@@ -175,9 +175,31 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
         bool then_branch;
     };
     std::vector<Open> open;
+    // The values of the constants defined so far: a test or a stored value
+    // may be a constant's (a packed kernel's `if (pulse_vlane(if_lanes, 0) &&
+    // ...)`, a vector stored through `pulse_stored`), read with its value.
+    std::map<std::string, std::string> values;
+    auto with_values = [&](const std::string &text) {
+        std::string all = text;
+        for (int depth = 0; depth < 2; depth++) {
+            std::string more;
+            static const std::regex identifier(R"([A-Za-z_]\w*)");
+            for (std::sregex_iterator it(all.begin(), all.end(), identifier), end; it != end; ++it) {
+                auto value = values.find(it->str());
+                if (value != values.end()) more += " " + value->second;
+            }
+            all = text + more;
+        }
+        return all;
+    };
     std::istringstream lines(kernel_function(source));
     for (std::string line; std::getline(lines, line);) {
         std::string text = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+        if (text.rfind("const ", 0) == 0) {
+            const size_t eq = text.find(" = ");
+            const size_t name_at = eq == std::string::npos ? eq : text.rfind(' ', eq - 1);
+            if (name_at != std::string::npos) values[text.substr(name_at + 1, eq - name_at - 1)] = text.substr(eq + 3);
+        }
         if (text == "}") {
             if (!open.empty()) open.pop_back();
             continue;
@@ -188,7 +210,7 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
         }
         if (!text.empty() && (text.back() == '{' || text[0] == '{')) {  // if, for, an array instance or a scope
             bool is_if = text.rfind("if (", 0) == 0 && text.size() > 7;
-            open.push_back({is_if ? text.substr(4, text.size() - 7) : "", is_if});
+            open.push_back({is_if ? with_values(text.substr(4, text.size() - 7)) : "", is_if});
             continue;
         }
         auto under = [&](const std::string &own, const std::string &word) {
@@ -213,8 +235,13 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
                 if (b.is_output) {
                     result.stores++;
                     // A reduction's element is stored once, by lane 0, after its shuffle tree.
-                    const bool reduction_by_lane_0 = under(own, "(lane == 0)") && text.find("_reduce") != std::string::npos;
-                    if (!under(own, "active_") && !reduction_by_lane_0) result.problems.push_back("a store outside the lane's activity: " + text);
+                    const bool reduction_by_lane_0 = under(own, "(lane == 0)") && with_values(text).find("_reduce") != std::string::npos;
+                    // Where every lane runs a PE, an activity that holds on every
+                    // lane (0 <= lane <= 31) is folded away (simplify_exact).
+                    const bool every_lane_a_pe = kernel.threads_in_use() >= kernel.array_threads();
+                    if (!under(own, "active_") && !reduction_by_lane_0 && !every_lane_a_pe) {
+                        result.problems.push_back("a store outside the lane's activity: " + text);
+                    }
                 }
             }
         }
@@ -255,8 +282,11 @@ TEST_CASE("cuda: every example prints a kernel, a host function, a header and a 
         std::string body = kernel_function(s.kernel);
         CHECK(run_time_indexed_arrays(body) == std::vector<std::string>{});
         // Every lane exchange is a full-warp intrinsic...
+        // (A vector's, pulse_vshfl_*, is pulse_vectors.cuh's full-warp shuffle.)
+        const size_t vector_exchanges = count(body, std::regex(R"(pulse_vshfl_\w+\()"));
         size_t exchanges = count(body, std::regex(R"(__(shfl\w*|ballot)_sync\()"));
         CHECK(count(body, std::regex(R"(__(shfl\w*|ballot)_sync\(0xffffffffu, )")) == exchanges);
+        exchanges += vector_exchanges;
         // ...that every lane reaches: a let of its own, under no lane-dependent branch.
         ExchangeChecker checker;
         kir::on_large_stack([&] { g.kernel.body.accept(&checker); });

@@ -426,37 +426,60 @@ std::pair<int, int> loops_bounded_by(const Halide::Internal::Stmt &s, const std:
 
 }  // namespace
 
+namespace {
+
+struct RaggedSize {
+    int Q, K, S;
+};
+
+/// A ragged batch of the aligners' inputs (query, subject, substitution:
+/// BLOSUM62, lengths) of random residues, and each pair's score by the CPU
+/// aligner (OPEN 5, EXTEND 2) on the sequence cut at its length. The lengths:
+/// negative and 0 (no residue), 1, odd, S and past S (the whole column), the
+/// ends of int32; the padding past each length is random residues, so a
+/// step run there would change the score.
+struct RaggedBatch {
+    Buffers inputs;
+    std::vector<int> scores;
+    int count = 0;
+};
+RaggedBatch ragged_batch(std::mt19937 &rng, const RaggedSize &n) {
+    const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1)), INT32_MAX, INT32_MIN};
+    const int B = (int)lengths.size();
+    const std::vector<int> q = residues(rng, n.Q, 24);
+    std::vector<std::vector<int>> subjects;
+    for (int b = 0; b < B; b++) subjects.push_back(residues(rng, n.S, 24));
+    Halide::Buffer<> query(Halide::Int(32), {n.Q}, "query"), subject(Halide::Int(32), {n.S, B}, "subject");
+    Halide::Buffer<> length(Halide::Int(32), {B}, "lengths"), table(Halide::Int(32), {24, 24}, "substitution");
+    for (int i = 0; i < n.Q; i++) store_element(query, {i}, Scalar::of_int(q[i]));
+    for (int x = 0; x < 24; x++)
+        for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
+    RaggedBatch batch;
+    batch.count = B;
+    for (int b = 0; b < B; b++) {
+        for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
+        store_element(length, {b}, Scalar::of_int(lengths[b]));
+        const std::vector<int> own(subjects[b].begin(), subjects[b].begin() + std::clamp(lengths[b], 0, n.S));
+        batch.scores.push_back(smith_waterman(q, own, [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2));
+    }
+    batch.inputs = {{"query", query}, {"subject", subject}, {"substitution", table}, {"lengths", length}};
+    return batch;
+}
+
+const std::vector<RaggedSize> ragged_sizes{{1, 1, 1}, {13, 3, 29}, {45, 8, 11}, {100, 7, 37}};
+
+}  // namespace
+
 TEST_CASE("align_sw_ragged: each sequence of a ragged batch aligned on its own residues, on every evaluator, its instance ending at its own last step", "[reductions][align]") {
     std::mt19937 rng(77);
-    struct Size {
-        int Q, K, S;
-    };
-    for (const Size n : {Size{1, 1, 1}, Size{13, 3, 29}, Size{45, 8, 11}, Size{100, 7, 37}}) {
-        // Lengths: negative and 0 (no residue), 1, odd, S and past S (the
-        // whole column), the ends of int32; the padding past each length is random residues, so
-        // a step run there would change the score.
-        const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1)), INT32_MAX, INT32_MIN};
-        const int B = (int)lengths.size();
+    for (const RaggedSize n : ragged_sizes) {
         INFO("Q=" << n.Q << " K=" << n.K << " S=" << n.S);
-        const std::vector<int> q = residues(rng, n.Q, 24);
-        std::vector<std::vector<int>> subjects;
-        for (int b = 0; b < B; b++) subjects.push_back(residues(rng, n.S, 24));
-        const Params p = params({{"Q", n.Q}, {"K", n.K}, {"S", n.S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
+        const RaggedBatch batch = ragged_batch(rng, n);
+        const Params p = params({{"Q", n.Q}, {"K", n.K}, {"S", n.S}, {"B", batch.count}, {"OPEN", 5}, {"EXTEND", 2}});
         const ir::UreProgram program = build_spec("align_sw_ragged", p).output.lower();
-        Halide::Buffer<> query(Halide::Int(32), {n.Q}, "query"), subject(Halide::Int(32), {n.S, B}, "subject");
-        Halide::Buffer<> length(Halide::Int(32), {B}, "lengths"), table(Halide::Int(32), {24, 24}, "substitution");
-        Halide::Buffer<> best(Halide::Int(32), {B}, "Best");
-        for (int i = 0; i < n.Q; i++) store_element(query, {i}, Scalar::of_int(q[i]));
-        for (int x = 0; x < 24; x++)
-            for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
-        for (int b = 0; b < B; b++) {
-            for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
-            store_element(length, {b}, Scalar::of_int(lengths[b]));
-            const std::vector<int> own(subjects[b].begin(), subjects[b].begin() + std::clamp(lengths[b], 0, n.S));
-            store_element(best, {b}, Scalar::of_int(smith_waterman(q, own, [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2)));
-        }
-        const Buffers inputs{{"query", query}, {"subject", subject}, {"substitution", table}, {"lengths", length}};
-        check_every_evaluator(program, inputs, {{"Best", best}}, {"query", "subject", "substitution", "lengths"});
+        Halide::Buffer<> best(Halide::Int(32), {batch.count}, "Best");
+        for (int b = 0; b < batch.count; b++) store_element(best, {b}, Scalar::of_int(batch.scores[b]));
+        check_every_evaluator(program, batch.inputs, {{"Best", best}}, {"query", "subject", "substitution", "lengths"});
         // Rolled, every loop of the instance's steps ends at its last step.
         KernelOptions options;
         options.max_unrolled_steps = 0;
@@ -490,38 +513,25 @@ Halide::Internal::Stmt drop_register_masks(const Halide::Internal::Stmt &s) {
 
 TEST_CASE("align_sw_ragged_i16: two sequences a warp packed in the lanes of vectors, each lane ending at its own length, on every evaluator", "[reductions][align][vectors]") {
     std::mt19937 rng(91);
-    struct Size {
-        int Q, K, S;
-    };
     int mutants_caught = 0;
-    for (const Size n : {Size{1, 1, 1}, Size{13, 3, 29}, Size{45, 8, 11}, Size{100, 7, 37}}) {
+    for (const RaggedSize n : ragged_sizes) {
         // Pairs of lengths that differ (each lane's loops end apart: masked
         // tails), agree, or are empty, and an odd count: the last pair's
         // second lane past the grid (that warp runs its instance alone).
-        const std::vector<int> lengths{-3, 0, 1, n.S / 2 | 1, n.S, n.S + 5, (int)(rng() % (n.S + 1)), INT32_MAX, INT32_MIN};
-        const int B = (int)lengths.size();
         INFO("Q=" << n.Q << " K=" << n.K << " S=" << n.S);
-        const std::vector<int> q = residues(rng, n.Q, 24);
-        std::vector<std::vector<int>> subjects;
-        for (int b = 0; b < B; b++) subjects.push_back(residues(rng, n.S, 24));
+        const RaggedBatch batch = ragged_batch(rng, n);
+        const int B = batch.count;
+        REQUIRE(B % 2 == 1);
         const Params p = params({{"Q", n.Q}, {"K", n.K}, {"S", n.S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
         const ir::UreProgram program = build_spec("align_sw_ragged_i16", p).output.lower();
         REQUIRE(program.schedule.vectorize == std::make_optional(std::make_pair(std::string("b"), 2)));
-        Halide::Buffer<> query(Halide::Int(32), {n.Q}, "query"), subject(Halide::Int(32), {n.S, B}, "subject");
-        Halide::Buffer<> length(Halide::Int(32), {B}, "lengths"), table(Halide::Int(32), {24, 24}, "substitution");
         Halide::Buffer<> best(Halide::Int(16), {B}, "Best"), overflow(Halide::Bool(), {B}, "Overflow");
-        for (int i = 0; i < n.Q; i++) store_element(query, {i}, Scalar::of_int(q[i]));
-        for (int x = 0; x < 24; x++)
-            for (int y = 0; y < 24; y++) store_element(table, {x, y}, Scalar::of_int(pulse_blosum62[y][x]));
         for (int b = 0; b < B; b++) {
-            for (int j = 0; j < n.S; j++) store_element(subject, {j, b}, Scalar::of_int(subjects[b][j]));
-            store_element(length, {b}, Scalar::of_int(lengths[b]));
-            const std::vector<int> own(subjects[b].begin(), subjects[b].begin() + std::clamp(lengths[b], 0, n.S));
-            store_element(best, {b}, Scalar::of_int(smith_waterman(q, own, [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2)));
+            store_element(best, {b}, Scalar::of_int(batch.scores[b]));
             store_element(overflow, {b}, Scalar::of_uint(0));
         }
+        const Buffers &inputs = batch.inputs;
         const std::vector<std::string> order{"query", "subject", "substitution", "lengths"};
-        const Buffers inputs{{"query", query}, {"subject", subject}, {"substitution", table}, {"lengths", length}};
         const Buffers expected{{"Best", best}, {"Overflow", overflow}};
         check_every_evaluator(program, inputs, expected, order);
         // The kernel packs (its grid counts pairs, its values are vectors);

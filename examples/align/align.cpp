@@ -251,6 +251,3 @@ PULSE_REGISTER_SPEC("align_sw_ragged_i16", "Smith-Waterman as align_sw_ragged in
 PULSE_REGISTER_SPEC("align_sw_ragged_profile", "Smith-Waterman as align_sw_ragged, scored from a query profile: profile(i, r), Q x 24, "
                     "the score of query residue i against residue r, read at (i, subject(j, b))",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(32), false, true); });
-PULSE_REGISTER_SPEC("align_sw_ragged_profile_i16", "Smith-Waterman as align_sw_ragged_i16 (int16, two sequences a warp packed), scored "
-                    "from a query profile as align_sw_ragged_profile",
-                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true, true); });

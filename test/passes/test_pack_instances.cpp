@@ -5,31 +5,18 @@
 // state is stored after the loop, a test of its own inside the loop, and a
 // shuffle: lanes whose loops end apart, and warps whose second lane is past
 // the grid, are masked or run alone, as PackInstances.h says.
-#include <random>
+#include "PassTest.h"
 
-#include "TestUtil.h"
-
-#include "exec/KernelExecutor.h"
 #include "lower/PackInstances.h"
 #include "pulse/Error.h"
 
 using namespace pulse;
+using namespace pulse::test;
 using namespace Halide;
 using namespace Halide::Internal;
 using Catch::Matchers::Contains;
 
 namespace {
-
-Expr lane() { return Variable::make(Int(32), kir::lane_var); }
-
-kir::BufferArg buffer(const std::string &name, Type type, int dimensions, bool output) {
-    kir::BufferArg b;
-    b.name = name;
-    b.type = type;
-    b.dimensions = dimensions;
-    b.is_output = output;
-    return b;
-}
 
 /// Instance b: acc = X(lane, b); for x in [1, N(b)): acc = acc * 3 + the
 /// lane below's acc + x, plus 7 where x is past 4 and the lane is odd;
@@ -38,24 +25,22 @@ kir::Kernel make_kernel(int packed_lanes) {
     kir::Kernel k;
     k.name = packed_lanes > 1 ? "packed" : "alone";
     k.description = "a loop of its instance's own trip count (built by hand)";
-    const kir::BufferArg x = buffer("X", Int(16), 2, false), n = buffer("N", Int(32), 1, false), out = buffer("Out", Int(16), 2, true);
-    k.buffers = {x, n, out};
+    k.buffers = {buffer_arg("X", Int(16), 2, false), buffer_arg("N", Int(32), 1, false), buffer_arg("Out", Int(16), 2, true)};
     k.grid.push_back({"b", 0, kir::buffer_extent("Out", 1)});
     k.pe_count = kir::warp_size;
     k.packed_lanes = packed_lanes;
-    const Expr b = Variable::make(Int(32), "b"), step = Variable::make(Int(32), "x");
+    const Expr b = var("b"), step = var("x");
     const Expr acc = Load::make(Int(16), "acc", 0, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
     auto set_acc = [](const Expr &v) { return Store::make("acc", v, 0, Parameter(), const_true(), ModulusRemainder()); };
-    const Expr below = Variable::make(Int(16), "below");
+    const Expr below = var("below", Int(16));
     Stmt loop_body = set_acc(acc * make_const(Int(16), 3) + below + cast(Int(16), step));
     loop_body = Block::make(loop_body, IfThenElse::make(step > 4 && lane() % 2 == 1, set_acc(acc + make_const(Int(16), 7))));
     loop_body = LetStmt::make("below", kir::lane_shift(acc, 1), loop_body);
-    const Expr trips = Variable::make(Int(32), "trips");
-    Stmt body = Block::make({set_acc(kir::load(Int(16), "X", kir::in_bounds(x, {lane(), b}), {lane(), b})),
-                             For::make("x", 1, trips - 1, ForType::Serial, DeviceAPI::None, loop_body),
-                             kir::store("Out", kir::in_bounds(out, {lane(), b}), acc, {lane(), b})});
+    const Expr trips = var("trips");
+    Stmt body = Block::make({set_acc(guarded_load(k, "X", {lane(), b})), For::make("x", 1, trips - 1, ForType::Serial, DeviceAPI::None, loop_body),
+                             guarded_store(k, "Out", acc, {lane(), b})});
     body = Allocate::make("acc", Int(16), Halide::MemoryType::Register, {make_const(Int(32), 1)}, const_true(), body);
-    body = LetStmt::make("trips", kir::load(Int(32), "N", kir::in_bounds(n, {b}), {b}), body);
+    body = LetStmt::make("trips", guarded_load(k, "N", {b}), body);
     k.body = LetStmt::make("b", cast(Int(32), kir::warp_index()), body);
     return k;
 }
