@@ -236,12 +236,7 @@ AccessCheck check_accesses(const kir::Kernel &kernel, const std::string &source)
                     result.stores++;
                     // A reduction's element is stored once, by lane 0, after its shuffle tree.
                     const bool reduction_by_lane_0 = under(own, "(lane == 0)") && with_values(text).find("_reduce") != std::string::npos;
-                    // Where every lane runs a PE, an activity that holds on every
-                    // lane (0 <= lane <= 31) is folded away (simplify_exact).
-                    const bool every_lane_a_pe = kernel.threads_in_use() >= kernel.array_threads();
-                    if (!under(own, "active_") && !reduction_by_lane_0 && !every_lane_a_pe) {
-                        result.problems.push_back("a store outside the lane's activity: " + text);
-                    }
+                    if (!under(own, "active_") && !reduction_by_lane_0) result.problems.push_back("a store outside the lane's activity: " + text);
                 }
             }
         }

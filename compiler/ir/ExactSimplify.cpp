@@ -3,7 +3,6 @@
 #include <map>
 
 #include "ir/IndexArithmetic.h"
-#include "ir/KernelIR.h"
 #include "ir/Scalar.h"
 
 namespace pulse {
@@ -324,12 +323,8 @@ Expr simplify_exact(const Expr &e) {
 
 Stmt simplify_exact(const Stmt &s) {
     if (!s.defined()) return s;
-    // A kernel's lane lies in its warp (KernelIR.h): a table's index clamp
-    // that no lane reaches folds away.
-    Scope<Interval> bounds;
-    bounds.push(kir::lane_var, Interval(make_zero(Int(32)), make_const(Int(32), kir::warp_size - 1)));
     auto run = [&](const IndexArithmetic &indices) {
-        const Stmt simplified = simplify(FenceIfs().mutate(Protect(indices).mutate(s)), true, bounds);
+        const Stmt simplified = simplify(FenceIfs().mutate(Protect(indices).mutate(s)));
         return InlineArithmeticLets().mutate(RemoveIfFences().mutate(Unprotect().mutate(simplified)));
     };
     Stmt r = run(IndexArithmetic(s));

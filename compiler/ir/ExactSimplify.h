@@ -24,8 +24,6 @@ namespace pulse {
 /// simplifier's reassociation assumes, selects, boolean logic) is
 /// simplified as before.
 Halide::Expr simplify_exact(const Halide::Expr &e);
-/// The same over a statement; a kernel's `lane` (kir::lane_var) is known to
-/// lie in [0, 31], so a bound no lane reaches (a table index's clamp) folds.
 Halide::Internal::Stmt simplify_exact(const Halide::Internal::Stmt &s);
 
 }  // namespace pulse

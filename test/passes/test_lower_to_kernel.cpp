@@ -42,9 +42,7 @@ Stmt store_out(const kir::Kernel &k, const Expr &value, const Expr &c) { return 
 /// PEs first..last (lanes at or past `pes` idle) are active at the last step.
 Expr active(int first, int last, int pes) {
     Expr lane = test::lane();
-    // (A lane is at least 0: simplify_exact folds `0 <= lane`.)
-    const Expr from_first = first <= 0 ? (lane <= last) : ((first <= lane) && (lane <= last));
-    return from_first && (lane < pes);
+    return ((first <= lane) && (lane <= last)) && (lane < pes);
 }
 
 std::string run_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program) {
