@@ -19,8 +19,9 @@
 //     at dense ramps from a multiple of the lanes (an array of vectors); a
 //     lane exchange moves a vector whole, and a warp vote of a vector is
 //     each lane's own vote. An if's condition and a loop's bounds are
-//     scalars (pack_instances makes vectors of array instances). The CUDA printer packs int16 pairs
-//     (runtime/emitted/pulse_vectors.cuh); CM refuses vectors.
+//     scalars. pack_instances makes vectors of array instances; the CUDA
+//     printer packs int16 pairs (runtime/emitted/pulse_vectors.cuh); CM
+//     refuses vectors.
 //   - Intrinsic calls (names below). Lane exchanges (shfl_*, ballot,
 //     chain_source) read other lanes, so they appear only as the value of a
 //     LetStmt outside any guard: every lane takes part.
