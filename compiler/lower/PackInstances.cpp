@@ -308,10 +308,7 @@ void pack_instances(kir::Kernel &kernel) {
     // Warp p runs instances min + lanes p + k.
     const Expr first = cast(Int(32), kir::warp_index()) * lanes + make_const(Int(32), g.min);
     const Expr b = Ramp::make(first, make_const(Int(32), 1), lanes);
-    auto inside = [&](const Expr &instance) {
-        return cast(Int(64).with_lanes(instance.type().lanes()), instance) <
-               make_const(Int(64).with_lanes(instance.type().lanes()), 0) + (cast(Int(64), instances) + make_const(Int(64), g.min));
-    };
+    auto inside = [&](const Expr &instance) { return cast(Int(64), instance) < cast(Int(64), instances) + make_const(Int(64), g.min); };
     // Where every lane is an instance of the grid and takes the instance's
     // first test (the buffers cover what it reads: its unguarded version),
     // the lanes run packed; else each instance runs alone, as without
