@@ -552,6 +552,76 @@ TEST_CASE("align_sw_ragged_i16: two sequences a warp packed in the lanes of vect
     CHECK(mutants_caught >= 2);
 }
 
+namespace {
+
+/// The query profile of `batch`: profile(i, r) = BLOSUM62(query(i), r), Q x 24.
+Halide::Buffer<> query_profile(const RaggedBatch &batch, int Q) {
+    Halide::Buffer<> profile(Halide::Int(32), {Q, 24}, "profile");
+    for (int i = 0; i < Q; i++) {
+        const int q = load_element(batch.inputs.at("query"), {i}).as_int();
+        for (int r = 0; r < 24; r++) store_element(profile, {i, r}, Scalar::of_int(pulse_blosum62[q][r]));
+    }
+    return profile;
+}
+
+/// `s` with every read of a block array moved to the next slot's element
+/// (32 words on): a mutant that reads a neighbour's profile entries.
+Halide::Internal::Stmt shift_block_reads(const Halide::Internal::Stmt &s, const std::string &array) {
+    struct Shift : Halide::Internal::IRMutator {
+        std::string array;
+        using Halide::Internal::IRMutator::visit;
+        Halide::Expr visit(const Halide::Internal::Load *op) override {
+            if (op->name != array) return Halide::Internal::IRMutator::visit(op);
+            Halide::Expr index = op->index + Halide::Internal::make_const(op->index.type(), 32);
+            return Halide::Internal::Load::make(op->type, op->name, index % Halide::Internal::make_const(op->index.type(), 32 * 24),
+                                                op->image, op->param, op->predicate, op->alignment);
+        }
+    } shift;
+    shift.array = array;
+    return shift.mutate(s);
+}
+
+}  // namespace
+
+TEST_CASE("align_sw_ragged_profile and _i16: the query profile staged once per block, a lane's entries interleaved over the banks, on every evaluator", "[reductions][align][tables]") {
+    std::mt19937 rng(17);
+    int mutants_caught = 0;
+    for (const RaggedSize n : ragged_sizes) {
+        INFO("Q=" << n.Q << " K=" << n.K << " S=" << n.S);
+        const RaggedBatch batch = ragged_batch(rng, n);
+        const int B = batch.count;
+        const Buffers inputs{{"profile", query_profile(batch, n.Q)}, {"subject", batch.inputs.at("subject")}, {"lengths", batch.inputs.at("lengths")}};
+        const std::vector<std::string> order{"profile", "subject", "lengths"};
+        for (const char *spec : {"align_sw_ragged_profile", "align_sw_ragged_profile_i16"}) {
+            INFO(spec);
+            const bool narrow = std::string(spec).find("i16") != std::string::npos;
+            const Params p = params({{"Q", n.Q}, {"K", n.K}, {"S", n.S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
+            const ir::UreProgram program = build_spec(spec, p).output.lower();
+            Halide::Buffer<> best(narrow ? Halide::Int(16) : Halide::Int(32), {B}, "Best"), overflow(Halide::Bool(), {B}, "Overflow");
+            for (int b = 0; b < B; b++) store_element(best, {b}, Scalar::of_int(batch.scores[b])), store_element(overflow, {b}, Scalar::of_uint(0));
+            Buffers expected{{"Best", best}};
+            if (narrow) expected["Overflow"] = overflow;
+            check_every_evaluator(program, inputs, expected, order);
+            // One copy for the block, filled before the instances run; where a
+            // lane reads K consecutive entries (K > 1), entry i of a row at
+            // (i % K) * 32 + i / K: a row of 32 K words.
+            KernelOptions options;
+            options.max_unrolled_steps = 0;
+            kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, order, options);
+            optimize_kernel(kernel);
+            REQUIRE(kernel.block_arrays.size() == 1);
+            CHECK(kernel.block_setup.defined());
+            CHECK(kernel.block_arrays[0].elements == (n.K > 1 ? 32 * n.K : n.Q) * 24);
+            CHECK(kernel.packed_lanes == (narrow ? 2 : 1));
+            if (n.K > 1) {
+                kernel.body = shift_block_reads(kernel.body, kernel.block_arrays[0].name);
+                mutants_caught += test::run_cropped_against_reference(kernel, inputs, expected, 0) != "";
+            }
+        }
+    }
+    CHECK(mutants_caught >= 4);
+}
+
 TEST_CASE("align_sw_segment: a long query aligned in passes over its segments, each pass's last row read by the next, equals the CPU aligner on the whole query", "[reductions][align]") {
     std::mt19937 rng(91);
     struct Size {

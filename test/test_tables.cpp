@@ -7,6 +7,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "codegen/CodeGenCudaKernel.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
 #include "lower/LowerToKernel.h"
@@ -113,7 +114,50 @@ TEST_CASE("tables: what a table cannot take is refused with the fix", "[tables]"
     CHECK_THROWS_WITH(Input(Int(32), std::vector<int>{}, "tab"), Contains("Input tab: an input needs at least one dimension, not 0"));
     Input x(Int(32), 1, "x"), tab(Int(32), {5, 3}, "tab");
     Func V = table_spec(x, tab);
-    tab.in(V).store_in(MemoryType::Shared);
+    tab.in(V).store_in(MemoryType::Global);
     CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(V.lower()), "table", {"x", "tab"}),
-                      Contains("tab is a table, read at data-dependent indices") && Contains("drop the staging"));
+                      Contains("tab is a table, read at data-dependent indices") && Contains("stage it in shared memory"));
+}
+
+TEST_CASE("tables: staged in shared memory, once per block, before the warps past the grid leave", "[tables]") {
+    Input x(Int(32), 1, "x"), tab(Int(32), {5, 3}, "tab");
+    Func V = table_spec(x, tab);
+    tab.in(V).store_in(MemoryType::Shared);
+    const ir::UreProgram program = V.lower();
+    const sys::SystolicProgram systolic = compile_to_systolic(program);
+    const Buffers inputs = random_inputs(program, 5);
+    const Buffers expected = ir::realize(program, inputs);
+    for (bool rolled : {false, true}) {
+        INFO((rolled ? "time loop rolled" : "time loop unrolled"));
+        KernelOptions options;
+        if (rolled) options.max_unrolled_steps = 0;
+        kir::Kernel kernel = lower_to_kernel(systolic, "table", {"x", "tab"}, options);
+        CHECK(kernel.buffer("tab").cache == kir::InputCache::Shared);
+        optimize_kernel(kernel);
+        // One array for the block, the whole table with rows dense (the
+        // reads' first index is x's value, not the lane's), filled by the
+        // block setup; the body only reads it.
+        REQUIRE(kernel.block_arrays.size() == 1);
+        CHECK(kernel.block_arrays[0].elements == 15);
+        CHECK(kernel.block_arrays[0].type == Halide::Int(32));
+        REQUIRE(kernel.block_setup.defined());
+        CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 0) == "");
+        CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 1) == "");
+        const std::string cuda = print_cuda(kernel).kernel;
+        const size_t declared = cuda.find("__shared__ __align__(16) int32_t tab_shared[15];  // one for the block");
+        const size_t filled = cuda.find("__syncthreads();"), leave = cuda.find("if (warp_index >= warps) return;");
+        CHECK(declared != std::string::npos);
+        CHECK(declared < filled);
+        CHECK(filled < leave);
+        CHECK(cuda.find("tab_data[") < filled);  // no read of the table in global memory past the setup
+        CHECK(cuda.find("tab_data[", filled) == std::string::npos);
+        // A setup that leaves entries out (those of lanes 0 to 7 of warp 0:
+        // the first 8): the body's read of one is caught.
+        kernel.block_setup = Halide::Internal::IfThenElse::make(Halide::Internal::Variable::make(Halide::Int(32), kir::lane_var) >= 8,
+                                                                kernel.block_setup);
+        CHECK_THAT(test::run_cropped_against_reference(kernel, inputs, expected, 0), Contains("before any write"));
+    }
+    // CM has no shared memory: refused with the fix.
+    kir::Kernel for_cm = lower_to_kernel(systolic, "table", {"x", "tab"});
+    CHECK_THROWS_WITH(optimize_kernel(for_cm, Target::cm_gen9()), Contains("cached in shared memory"));
 }

@@ -94,7 +94,13 @@ public:
             compile_error("let expressions are not supported in generated code: ", ir::to_source(e));
         }
         if (const Call *op = e.as<Call>()) return call(op);
-        if (const Load *op = e.as<Load>()) return hooks.variable(op->name) + "[" + register_index(op->type, op->index) + "]";  // a register array
+        if (const Load *op = e.as<Load>()) {
+            if (op->type.is_vector() && op->index.type().is_vector() && !op->index.as<Ramp>()) {
+                // A gather (a block's table read by packed instances): each lane its own element.
+                return "pulse_vgather<" + c_type(op->type) + ">(" + hooks.variable(op->name) + ", " + print(op->index) + ")";
+            }
+            return hooks.variable(op->name) + "[" + register_index(op->type, op->index) + "]";  // a register array
+        }
         compile_error("expression '", ir::to_source(e), "' cannot be printed as C");
     }
 
@@ -188,7 +194,8 @@ private:
         }
         if (terms.empty()) return zero;  // max(0, 0)
         if (relu) {
-            while (terms.size() < 3) terms.push_back(terms.back());
+            if (terms.size() == 1) return "pulse_vmax_relu(" + terms[0] + ")";
+            if (terms.size() == 2) return "pulse_vmax_relu(" + terms[0] + ", " + terms[1] + ")";
             return "pulse_vmax3_relu(" + terms[0] + ", " + terms[1] + ", " + terms[2] + ")";
         }
         if (terms.size() == 3) return "pulse_vmax3(" + terms[0] + ", " + terms[1] + ", " + terms[2] + ")";

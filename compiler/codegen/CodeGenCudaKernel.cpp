@@ -28,7 +28,7 @@ class CudaPrinter : public KernelPrinter {
 public:
     explicit CudaPrinter(const kir::Kernel &k)
         : KernelPrinter(k), indices(k.body),
-          shared_bytes(kir::shared_bytes(k.body) * (k.warps_per_array > 1 ? 1 : k.warps_per_block)),
+          shared_bytes(k.block_shared_bytes()),
           dynamic_shared(shared_bytes > kir::shared_bytes_per_block) {}
 
     IndexArithmetic indices;
@@ -287,14 +287,6 @@ public:
         s << ") " << kernel.name << "_kernel(" << parameters() << exchange_parameters()
           << ", int64_t warps) {\n";
         s << "    const int lane = threadIdx.x % 32;\n";
-        if (block_array) {
-            s << "    const int array_warp = threadIdx.x / 32;\n";
-            s << "    const int64_t warp_index = blockIdx.x;  // the array instance\n";
-            s << "    if (warp_index >= warps) return;  // the whole block leaves together\n";
-        } else {
-            s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << arrays_per_block << " + threadIdx.x / 32;\n";
-            s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
-        }
         for (const kir::BufferArg &b : kernel.buffers) {
             if (b.placement == kir::Placement::Constant) continue;
             s << "    " << (b.is_output ? "" : "const ") << c_type(b.type) << " *__restrict__ " << data_name(b) << " = ("
@@ -303,6 +295,15 @@ public:
         if (dynamic_shared) {
             s << "    extern __shared__ __align__(16) unsigned char pulse_shared[];  // " << shared_bytes
               << " bytes: more than a block's static 48 KiB\n";
+        }
+        s << block_setup();
+        if (block_array) {
+            s << "    const int array_warp = threadIdx.x / 32;\n";
+            s << "    const int64_t warp_index = blockIdx.x;  // the array instance\n";
+            s << "    if (warp_index >= warps) return;  // the whole block leaves together\n";
+        } else {
+            s << "    const int64_t warp_index = (int64_t)blockIdx.x * " << arrays_per_block << " + threadIdx.x / 32;\n";
+            s << "    if (warp_index >= warps) return;  // the whole warp leaves together\n";
         }
         out.str("");
         stmt(kernel.body, 1);
@@ -458,6 +459,28 @@ public:
             s << "    return launched;\n}\n";
         }
         s << launch_info(threads, launch_shared);
+        return s.str();
+    }
+
+    /// The block arrays, and the block setup that fills them: every warp of
+    /// the block, before those past the grid leave, then __syncthreads.
+    std::string block_setup() {
+        if (kernel.block_arrays.empty()) return "";
+        std::ostringstream s;
+        for (const kir::BlockArray &a : kernel.block_arrays) {
+            const std::string n = c_name(a.name), T = c_type(a.type);
+            if (dynamic_shared) {
+                s << "    " << T << " *const " << n << " = (" << T << " *)(pulse_shared + " << shared_offset << ");  // one for the block\n";
+                shared_offset += (a.elements * a.type.bytes() + 15) / 16 * 16;
+            } else {
+                s << "    __shared__ __align__(16) " << T << " " << n << "[" << a.elements << "];  // one for the block\n";
+            }
+        }
+        s << "    {  // filled by the whole block, then only read\n";
+        s << "        const int " << c_name(kir::block_warp_var) << " = threadIdx.x / 32;\n";
+        out.str("");
+        stmt(kernel.block_setup, 2);
+        s << out.str() << "    }\n    __syncthreads();\n";
         return s.str();
     }
 

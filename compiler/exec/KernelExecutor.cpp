@@ -238,6 +238,7 @@ public:
         push(kir::array_warp_var, warps_in_array);
         const int64_t instances = eval(kernel.warp_count(), 0).i;
         if (last < 0) last = instances;
+        run_block_setup();
         for (int64_t w = first; w < last; w++) {
             if (progress) progress(w, instances);
             current_instance = w;
@@ -249,6 +250,41 @@ public:
 
 private:
     bool fields_bound = false;
+
+    /// The block arrays, filled by Kernel::block_setup as every warp of a
+    /// block fills them (block.warp bound in turn, lane by lane), then a
+    /// barrier. The body only reads them, so one filling serves every
+    /// instance this executor runs.
+    void run_block_setup() {
+        if (kernel.block_arrays.empty()) return;
+        for (const kir::BlockArray &a : kernel.block_arrays) {
+            SharedArray array;
+            array.values.resize(a.elements);
+            array.writer.assign(a.elements, -1);
+            array.write_epoch.assign(a.elements, 0);
+            array.read_epoch.assign(a.elements, 0);
+            array.readers.resize(a.elements);
+            shared[a.name] = std::move(array);
+        }
+        Mask warp{};
+        for (int t = 0; t < warp_size; t++) warp[t] = true;
+        for (int w = 0; w < kernel.block_warps(); w++) {
+            bind_uniform(kir::block_warp_var, Int(32), w);
+            exec(kernel.block_setup, warp);
+            pop(kir::block_warp_var);
+            // Another warp of the block: its lanes are other threads.
+            epoch++;
+        }
+        epoch++;
+        filling_block_arrays = false;
+    }
+    bool filling_block_arrays = true;
+    bool is_block_array(const std::string &name) const {
+        for (const kir::BlockArray &a : kernel.block_arrays) {
+            if (a.name == name) return true;
+        }
+        return false;
+    }
 
     /// BUFFER.min/extent/stride.D of every buffer, checked against the kernel's arguments.
     void bind_buffer_fields() {
@@ -419,7 +455,13 @@ private:
             }
             if (!shared.empty()) {
                 auto it = shared.find(op->name);
-                if (it != shared.end()) return store_shared(op, it->second, mask);
+                if (it != shared.end()) {
+                    if (!filling_block_arrays && is_block_array(op->name)) {
+                        evaluation_error("kernel ", kernel.name, ": the body stores to block array ", op->name,
+                                         ", which only the block setup fills");
+                    }
+                    return store_shared(op, it->second, mask);
+                }
             }
             if (op->value.type().is_vector()) {
                 // A vector to its lanes' elements (a dense ramp of indices).
@@ -746,6 +788,16 @@ private:
             return truth(eval_lane(op->condition, l, k)) ? eval_lane(op->true_value, l, k) : eval_lane(op->false_value, l, k);
         }
         if (const Load *op = e.as<Load>()) {
+            if (is_block_array(op->name)) {
+                // A gather from a block's table (read only after the block setup).
+                SharedArray &array = shared.at(op->name);
+                const int64_t i = eval_lane(op->index, l, k).i;
+                if (i < 0 || i >= (int64_t)array.values.size() || array.writer[i] < 0) {
+                    evaluation_error("kernel ", kernel.name, ": thread ", thread_name(l), " reads block array ", op->name, "[", i,
+                                     "], outside it or never written");
+                }
+                return array.values[i];
+            }
             if (kernel.grid_exchange(op->name) || shared.count(op->name)) {
                 evaluation_error("kernel ", kernel.name, ": a vector read of shared or grid memory: ", e);
             }

@@ -69,6 +69,12 @@ Expr array_shift(const Expr &value, int64_t dp, bool through_shared) {
     return Call::make(value.type(), intrinsic::array_shift, args, Call::PureExtern);
 }
 
+int64_t Kernel::block_shared_bytes() const {
+    int64_t bytes = shared_bytes(body) * arrays_per_block();
+    for (const BlockArray &a : block_arrays) bytes += a.elements * a.type.bytes();
+    return bytes;
+}
+
 int64_t shared_bytes(const Stmt &s) {
     int64_t bytes = 0;
     class Sum : public IRVisitor {
@@ -279,7 +285,9 @@ Stmt on_instances(const Stmt &s, const std::function<Stmt(const Stmt &)> &fn) {
 }
 
 NameGenerator::NameGenerator(const Kernel &kernel) {
-    for (const char *n : {lane_var, warp_index_var, array_warp_var}) reserve(n);
+    for (const char *n : {lane_var, warp_index_var, array_warp_var, block_warp_var}) reserve(n);
+    for (const BlockArray &a : kernel.block_arrays) reserve(a.name);
+    if (kernel.block_setup.defined()) reserve(kernel.block_setup);
     for (const BufferArg &b : kernel.buffers) {
         reserve(b.name);
         for (BufferField::Kind kind : {BufferField::Min, BufferField::Extent, BufferField::Stride}) {
@@ -432,7 +440,10 @@ static void print_unwrapped(std::ostream &out, const Kernel &k) {
     out << "  grid (warps, innermost first):";
     if (k.grid.empty()) out << " one warp";
     for (const GridLoop &g : k.grid) out << " " << g.var << " in [" << g.min << ", " << g.min << " + " << g.extent << ")";
-    out << "\n" << k.body;
+    out << "\n";
+    for (const BlockArray &a : k.block_arrays) out << "  block array " << a.name << ": " << a.type << " x " << a.elements << ", shared\n";
+    if (k.block_setup.defined()) out << "block setup (every warp of a block, then a block barrier):\n" << k.block_setup << "body:\n";
+    out << k.body;
 }
 
 }  // namespace kir

@@ -44,6 +44,11 @@
 //     MemoryType::GPUShared: one copy per array, Load/Store at run-time
 //     indices) and `barrier`s. Between two barriers, no element of shared
 //     memory is written by one warp and read or written by another.
+//   - Block arrays (Kernel::block_arrays): shared memory one block fills
+//     once (Kernel::block_setup, every warp of the block, before any array
+//     instance runs) and its instances only read, by Load, at any index,
+//     a vector index included (each lane its own element): a table staged
+//     whole.
 //   - A Func held in shared memory (`F.store_in(MemoryType::Shared)`,
 //     Kernel::shared_state): its moves are array_shifts marked "through
 //     shared", of any distance below the array's threads; each step's values
@@ -81,6 +86,9 @@ constexpr const char *lane_var = "lane";
 constexpr const char *warp_index_var = "warp.index";
 /// The warp's index in its array, 0 .. warps_per_array - 1 (Int(32)).
 constexpr const char *array_warp_var = "array.warp";
+/// The warp's index in its block, 0 .. Kernel::block_warps() - 1 (Int(32)),
+/// bound in Kernel::block_setup only.
+constexpr const char *block_warp_var = "block.warp";
 /// The most warps one array may span (one CUDA block of 1024 threads).
 constexpr int max_warps_per_array = 32;
 /// Static shared memory of one block (CUDA's limit without opting in to
@@ -162,6 +170,14 @@ struct GridExchange {
     Halide::Expr elements(const Halide::Expr &instances) const;
 };
 
+/// A shared array of a block that Kernel::block_setup fills and the body
+/// only reads (one copy for all the arrays of the block).
+struct BlockArray {
+    std::string name;
+    Halide::Type type;
+    int64_t elements = 0;
+};
+
 struct Kernel {
     std::string name;
     std::vector<BufferArg> buffers;  ///< inputs in the spec's order, then outputs
@@ -201,6 +217,14 @@ struct Kernel {
     /// grid_exchanges.
     bool grid_sync = false;
     std::vector<GridExchange> grid_exchanges;
+    /// Shared arrays filled once per block, before any of its array
+    /// instances runs (a table staged whole: stage_in_shared), then only
+    /// read: every warp of the block runs `block_setup` (`lane` and
+    /// `block.warp` bound; no lane exchanges), all of them before the
+    /// warps past the grid leave, and the block then waits at a barrier.
+    /// The body reads the arrays by Load; nothing stores to them there.
+    std::vector<BlockArray> block_arrays;
+    Halide::Internal::Stmt block_setup;
     /// Run by every warp; lanes in lock step.
     Halide::Internal::Stmt body;
     /// What the kernel computes, for the comment block of printed code.
@@ -225,6 +249,11 @@ struct Kernel {
     /// Arrays one CUDA block runs: an array of several warps is a block of
     /// its own; arrays of one warp pack warps_per_block to a block.
     int arrays_per_block() const { return warps_per_array > 1 ? 1 : warps_per_block; }
+    /// Warps of one CUDA block.
+    int block_warps() const { return arrays_per_block() * warps_per_array; }
+    /// Bytes of one block's shared memory: the body's arrays (one copy per
+    /// array of the block) and the block arrays.
+    int64_t block_shared_bytes() const;
 };
 
 /// Name of the ProducerConsumer node that wraps the straight-line code of one

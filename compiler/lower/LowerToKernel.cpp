@@ -450,10 +450,10 @@ private:
                               "stage an input instead, or hold the Func's own values in shared memory with ", s.source,
                               ".store_in(MemoryType::Shared)");
             }
-            if (source.input(s.source).is_table()) {
+            if (source.input(s.source).is_table() && s.memory != MemoryType::Shared) {
                 compile_error("kernel ", name, ": ", s.source, ".in(", s.consumer, "): ", s.source,
-                              " is a table, read at data-dependent indices; it is read through L1 where it is used and "
-                              "takes no staging: drop the staging");
+                              " is a table, read at data-dependent indices: it is read through L1 where it is used, or staged whole "
+                              "in shared memory with .store_in(MemoryType::Shared); drop the staging or stage it in shared memory");
             }
             kir::BufferArg &b = kernel.buffer(s.source);
             kir::InputCache cache = !s.memory || *s.memory == MemoryType::Register ? kir::InputCache::Registers

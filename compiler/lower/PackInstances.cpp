@@ -124,6 +124,38 @@ private:
         return LetStmt::make(op->name, value, mutate(op->body));
     }
 
+    /// Whether `s` only computes and writes register arrays: no loop, no
+    /// branch, no memory access or lane exchange beyond reads of registers.
+    bool writes_registers_only(const Stmt &s) const {
+        class Check : public IRVisitor {
+        public:
+            const PackLanes &pack;
+            bool yes = true;
+            explicit Check(const PackLanes &p) : pack(p) {}
+            using IRVisitor::visit;
+            void visit(const For *) override { yes = false; }
+            void visit(const IfThenElse *) override { yes = false; }
+            void visit(const Call *) override { yes = false; }
+            void visit(const Load *op) override {
+                yes &= pack.in_registers(op->name);
+                IRVisitor::visit(op);
+            }
+            void visit(const Store *op) override {
+                yes &= pack.in_registers(op->name);
+                IRVisitor::visit(op);
+            }
+        } check(*this);
+        s.accept(&check);
+        return check.yes;
+    }
+
+    bool is_block_array(const std::string &array) const {
+        for (const kir::BlockArray &a : kernel.block_arrays) {
+            if (a.name == array) return true;
+        }
+        return false;
+    }
+
     bool in_registers(const std::string &array) const {
         auto it = memory.find(array);
         return it != memory.end() && it->second == Halide::MemoryType::Register;
@@ -140,6 +172,10 @@ private:
                               const_true(lanes), ModulusRemainder());
         }
         Expr index = mutate(op->index);
+        if (index.type().is_vector() && is_block_array(op->name)) {
+            // A block's table, only read: each instance its own element (a gather).
+            return Load::make(op->type.with_lanes(lanes), op->name, index, op->image, op->param, const_true(lanes), ModulusRemainder());
+        }
         if (index.type().is_vector()) refuse("a read of " + op->name + " at an index that differs between the instances");
         return index.same_as(op->index) ? Expr(op) : Load::make(op->type, op->name, index, op->image, op->param, op->predicate, op->alignment);
     }
@@ -235,7 +271,14 @@ private:
         const Expr lanes_taking = Variable::make(c.type(), name);
         if (op == dispatch) return LetStmt::make(name, c, IfThenElse::make(all_lanes(lanes_taking), mutate(op->then_case), op->else_case));
         Stmt result;
-        if (!mask.defined()) {
+        if (!mask.defined() && writes_registers_only(op->then_case) && (!op->else_case.defined() || writes_registers_only(op->else_case))) {
+            // Register writes alone (a reduction's accumulation under the
+            // instance's activity): both branches masked, as selects, with
+            // no branch on the lanes (three copies of them at every such
+            // test multiplied the code).
+            result = with_mask(lanes_taking, op->then_case);
+            if (op->else_case.defined()) result = Block::make(result, with_mask(!lanes_taking, op->else_case));
+        } else if (!mask.defined()) {
             // Every lane takes the branch, none does, or some do: both branches, masked.
             Stmt mixed = with_mask(lanes_taking, op->then_case);
             if (op->else_case.defined()) mixed = Block::make(mixed, with_mask(!lanes_taking, op->else_case));

@@ -2,6 +2,7 @@
 #include "ir/ExactSimplify.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace pulse {
 
@@ -129,14 +130,151 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
     return Block::make({copy, kir::barrier(), reads, kir::barrier()});
 }
 
+/// The coordinates of every load of `buffer` in `s`.
+std::vector<std::vector<Expr>> load_coords(const Stmt &s, const std::string &buffer) {
+    std::vector<std::vector<Expr>> found;
+    kir::replace_calls(s, [&](const Call *op) -> Expr {
+        if (op->name == kir::intrinsic::load && kir::access_of(op).buffer == buffer) found.push_back(kir::access_of(op).coords);
+        return Expr();
+    });
+    return found;
+}
+
+/// `x` as min(lane * k + c, hi) with 0 <= c < k on every lane, where it is
+/// index arithmetic of the lane alone (the first index of a table's read,
+/// clamped into the table by [0, hi]; checked lane by lane); nullopt
+/// otherwise.
+std::optional<std::pair<int64_t, int64_t>> lane_blocked(const Expr &x, int64_t hi) {
+    class LaneOnly : public IRVisitor {
+    public:
+        bool yes = true;
+        using IRVisitor::visit;
+        void visit(const Variable *v) override { yes &= v->name == kir::lane_var; }
+        void visit(const Call *) override { yes = false; }
+        void visit(const Load *) override { yes = false; }
+    } lane_only;
+    x.accept(&lane_only);
+    if (!lane_only.yes || !x.type().is_int()) return std::nullopt;
+    // Its value on every lane (as_const_int points into its Expr: keep them).
+    std::vector<int64_t> value;
+    for (int l = 0; l < kir::warp_size; l++) {
+        const Expr v = simplify(substitute(kir::lane_var, make_const(x.type(), l), x));
+        const int64_t *constant = as_const_int(v);
+        if (!constant) return std::nullopt;
+        value.push_back(*constant);
+    }
+    const int64_t c = value[0], k = value[1] - value[0];
+    if (k < 2 || c < 0 || c >= k) return std::nullopt;
+    for (int l = 0; l < kir::warp_size; l++) {
+        if (value[l] != std::min(l * k + c, hi)) return std::nullopt;
+    }
+    return std::make_pair(k, c);
+}
+
+/// A table (read at data-dependent indices, clamped into it) staged whole,
+/// once per block, in a block array: copied by every thread of the block
+/// (Kernel::block_setup), read by every array instance of the block.
+///
+/// The layout: where every read's first index is lane * K + c clamped into
+/// the table (a lane's K consecutive entries, one per slot, as a query
+/// profile is read), a row is 32 K words and entry i of it (i < 32 K) lies at
+/// (i % K) * 32 + i / K, holding the table's entry min(i, last): lane l's
+/// read of slot c is word c * 32 + l, clamp included, and the lanes of a
+/// warp reading one slot read 32 consecutive words, one per bank, whatever
+/// rows they read. Otherwise rows are dense, a row of a multiple of 32
+/// entries padded by one so that rows do not start on the same bank.
+int64_t stage_table(kir::Kernel &kernel, const kir::BufferArg &b, kir::NameGenerator &names) {
+    const std::vector<std::vector<Expr>> reads = load_coords(kernel.body, b.name);
+    if (reads.empty()) return 0;
+    const int dims = (int)b.domain_reads.size();
+    std::vector<int64_t> min, extent;
+    int64_t entries = 1;
+    for (const auto &[lo, hi] : b.domain_reads) {
+        min.push_back(lo);
+        extent.push_back(hi - lo + 1);
+        entries *= hi - lo + 1;
+    }
+    // Interleaved over the lanes, if every read is blocked by the same K.
+    int64_t K = 0;
+    if (kernel.warps_per_array == 1) {
+        for (const std::vector<Expr> &c : reads) {
+            std::optional<std::pair<int64_t, int64_t>> blocked = lane_blocked(c[0], extent[0] - 1);
+            if (!blocked || (K && blocked->first != K)) {
+                K = 0;
+                break;
+            }
+            K = blocked->first;
+        }
+        if (K && (min[0] != 0 || extent[0] > kir::warp_size * K)) K = 0;
+    }
+    const int64_t row = K ? kir::warp_size * K : extent[0] + (dims > 1 && extent[0] % kir::warp_size == 0 ? 1 : 0);
+    const int64_t elements = entries / extent[0] * row;
+    // The element of the table's coordinates `coords`.
+    auto element = [&](const std::vector<Expr> &coords) {
+        Expr first;
+        std::optional<std::pair<int64_t, int64_t>> blocked = K ? lane_blocked(coords[0], extent[0] - 1) : std::nullopt;
+        if (blocked) {
+            first = make_const(Int(32), blocked->second * kir::warp_size) + Variable::make(Int(32), kir::lane_var);
+        } else if (K) {
+            Expr i = cast(Int(32), coords[0]);
+            first = (i % make_const(Int(32), K)) * kir::warp_size + i / make_const(Int(32), K);
+        } else {
+            first = cast(Int(32), coords[0]) - make_const(Int(32), min[0]);
+        }
+        Expr rest = make_zero(Int(32));
+        for (int d = dims - 1; d >= 1; d--) rest = rest * make_const(Int(32), extent[d]) + (cast(Int(32), coords[d]) - make_const(Int(32), min[d]));
+        return simplify_exact(first + rest * make_const(Int(32), row));
+    };
+    const std::string tile = names.fresh(b.name, "shared"), pass = names.fresh(tile, "pass");
+    // The copy: entry e of the table (dimension 0 fastest: coalesced) by the
+    // block's thread e % threads; interleaved, every entry of a row of 32 K,
+    // those past the table's last holding the last.
+    const int threads = kernel.block_warps() * kir::warp_size;
+    const int64_t copied_row = K ? row : extent[0], copies = entries / extent[0] * copied_row;
+    Expr thread = Variable::make(Int(32), kir::block_warp_var) * kir::warp_size + Variable::make(Int(32), kir::lane_var);
+    Expr e = Variable::make(Int(32), pass) * threads + thread;
+    std::vector<Expr> at, coords;
+    Expr rest = e;
+    for (int d = 0; d < dims; d++) {
+        const int64_t n = d == 0 ? copied_row : extent[d];
+        at.push_back(simplify_exact(make_const(Int(32), min[d]) + (d + 1 < dims ? rest % make_const(Int(32), n) : rest)));
+        coords.push_back(d == 0 && K ? simplify_exact(Halide::min(at[0], make_const(Int(32), extent[0] - 1))) : at[d]);
+        rest = rest / make_const(Int(32), n);
+    }
+    Stmt copy = Store::make(tile, kir::load(b.type, b.name, const_true(), coords), element(at), Parameter(), const_true(),
+                            ModulusRemainder());
+    copy = IfThenElse::make(e < make_const(Int(32), copies), copy);
+    copy = For::make(pass, 0, (int)((copies + threads - 1) / threads), ForType::Serial, DeviceAPI::None, copy);
+    kernel.block_setup = kernel.block_setup.defined() ? Block::make(kernel.block_setup, copy) : copy;
+    kernel.block_arrays.push_back(kir::BlockArray{tile, b.type, elements});
+    kernel.body = kir::replace_calls(kernel.body, [&](const Call *op) -> Expr {
+        if (op->name != kir::intrinsic::load) return Expr();
+        kir::Access a = kir::access_of(op);
+        if (a.buffer != b.name) return Expr();
+        // Its indices are clamped into the table, so the read is safe
+        // anywhere; a guard (the domain's) still gives 0 where it fails.
+        Expr value = Load::make(op->type, tile, element(a.coords), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+        return is_const_one(a.guard) ? value : select(a.guard, value, make_zero(op->type));
+    });
+    return elements * b.type.bytes();
+}
+
 }  // namespace
 
 void stage_in_shared(kir::Kernel &kernel) {
-    int64_t bytes = 0;  // of the copies of one array
+    int64_t bytes = 0;   // of the copies of one array
+    int64_t tables = 0;  // of the block's copies of tables
     std::string staged;
     kir::NameGenerator names(kernel);
     for (const kir::BufferArg &b : kernel.buffers) {
         if (b.is_output || b.cache != kir::InputCache::Shared) continue;
+        if (b.table) {
+            if (const int64_t table_bytes = stage_table(kernel, b, names)) {
+                tables += table_bytes;
+                staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(table_bytes) + " bytes, one copy for the block)";
+            }
+            continue;
+        }
         // The copy BUFFER.shared (one for every instance) and its loop BUFFER.shared.pass.
         const std::string tile = names.fresh(b.name, "shared"), pass = names.fresh(tile, "pass");
         int64_t elements = 0;
@@ -147,8 +285,7 @@ void stage_in_shared(kir::Kernel &kernel) {
         bytes += elements * b.type.bytes();
         staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(elements * b.type.bytes()) + " bytes)";
     }
-    const int64_t budget = kernel.max_shared_bytes / kernel.arrays_per_block();
-    if (bytes > budget) {
+    if (bytes * kernel.arrays_per_block() + tables > kernel.max_shared_bytes) {
         refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged, " per array instance, ",
                       kernel.arrays_per_block(), " arrays per block: more than the ", kernel.max_shared_bytes,
                       " bytes of a block; cache an input in registers or L1, read a smaller box per instance (fewer rows ",

@@ -5,7 +5,10 @@
 // copied into a shared array by all of the array's threads, coalesced, 0
 // outside the buffer; a barrier; the instance then reads the copy; a last
 // barrier keeps the next instance's copy from overwriting values still being
-// read. The box's size must be known at generation time (its position may
+// read. A table (read at data-dependent indices, clamped into it) is the
+// same for every instance: it is staged whole, once per block, in a block
+// array (Kernel::block_setup), laid out so that a warp's reads of a lane's
+// consecutive entries fall on distinct banks (stage_table). The box's size must be known at generation time (its position may
 // move with the grid point and the per-thread loops), and the copies of the
 // arrays of a block must fit its static shared memory. The shared array is
 // allocated once, around the whole body, so the interior and border copies

@@ -223,6 +223,11 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     E.gpu_blocks(b);
     E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
     if (packed && params.get_int("VECTORIZE", 1, 0, 1)) E.vectorize(b, 2);
+    // The scores' table staged once per block in shared memory (the
+    // profile laid out so that a warp's reads of one slot hit 32 banks);
+    // SHARED=0 reads it through L1, as the CM backend, which has no shared
+    // memory, must.
+    if (params.get_int("SHARED", 1, 0, 1)) (profile ? query_profile : substitution).in(E).store_in(MemoryType::Shared);
     if (ragged && profile) return Spec{Best, {query_profile, subject, lengths}};
     if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
     if (segment) return Spec{Best, {query, subject, substitution, top_H, top_F}};
@@ -248,6 +253,10 @@ PULSE_REGISTER_SPEC("align_sw_blocked_i16", "Smith-Waterman as align_sw_blocked 
 PULSE_REGISTER_SPEC("align_sw_ragged_i16", "Smith-Waterman as align_sw_ragged in int16, two database sequences a warp packed in the "
                     "lanes of 32-bit registers (each masked to its own length), Overflow(b) flagging a pair to compute again in 32 bits",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true); });
+PULSE_REGISTER_SPEC("align_sw_ragged_profile_i16", "Smith-Waterman as align_sw_ragged_profile in int16, two database sequences a warp "
+                    "packed in the lanes of 32-bit registers (each masked to its own length, each reading its own profile entries), "
+                    "Overflow(b) flagging a pair to compute again in 32 bits",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true, true); });
 PULSE_REGISTER_SPEC("align_sw_ragged_profile", "Smith-Waterman as align_sw_ragged, scored from a query profile: profile(i, r), Q x 24, "
                     "the score of query residue i against residue r, read at (i, subject(j, b))",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(32), false, true); });

@@ -134,3 +134,11 @@ template <typename T> [[maybe_unused]] static __device__ __forceinline__ pulse_x
 }
 #undef PULSE_VLANEWISE
 #undef PULSE_VCOMPARE
+// max(a, 0) and max(a, b, 0), each operand printed once (the relu form of a
+// three-operand maximum, its operand repeated here rather than in the text).
+template <typename V> PULSE_VFN V pulse_vmax_relu(V a) { return pulse_vmax3_relu(a, a, a); }
+template <typename V> PULSE_VFN V pulse_vmax_relu(V a, V b) { return pulse_vmax3_relu(a, b, b); }
+// Each lane's element of `a` at its own index (a gather: a block's table read by packed instances).
+template <typename V, typename T, typename I> PULSE_VFN V pulse_vgather(const T *a, pulse_x2<I> i) {
+    return pulse_vpack<V>((typename pulse_velem<V>::type)a[i.lane[0]], (typename pulse_velem<V>::type)a[i.lane[1]]);
+}
