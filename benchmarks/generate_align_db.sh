@@ -15,7 +15,10 @@
 #   kernel, e.g. --min-blocks-per-sm=2), ALIGN_SPEC (default align_sw_ragged;
 #   align_sw_ragged_i16: int16, two sequences a warp packed in 32-bit registers,
 #   with an Overflow output: kernels.h then defines ALIGN_DB_NARROW; a spec
-#   named *_profile* is scored from a query profile: ALIGN_DB_PROFILE)
+#   named *_profile* is scored from a query profile: ALIGN_DB_PROFILE;
+#   align_sw_ragged_profile_i16 is both). The blocked aligners stage their
+#   table (or profile) in shared memory once per block; --param SHARED=0 in
+#   ALIGN_FLAGS reads it through L1.
 set -euo pipefail
 usage="usage: benchmarks/generate_align_db.sh BUILD_DIR OUT_DIR"
 build="$(cd "${1:?$usage}" && pwd)"
