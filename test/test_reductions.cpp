@@ -620,6 +620,11 @@ TEST_CASE("align_sw_ragged_profile and _i16: the query profile staged once per b
         }
     }
     CHECK(mutants_caught >= 4);
+    // A profile past the block's shared memory: refused, naming it and the fix.
+    const Params large = params({{"Q", 2000}, {"K", 63}, {"S", 9}, {"B", 3}});
+    const ir::UreProgram program = build_spec("align_sw_ragged_profile", large).output.lower();
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, {"profile", "subject", "lengths"});
+    CHECK_THROWS_WITH(optimize_kernel(kernel), Contains("profile (193536 bytes, one copy for the block)") && Contains("--max-shared-bytes"));
 }
 
 TEST_CASE("align_sw_segment: a long query aligned in passes over its segments, each pass's last row read by the next, equals the CPU aligner on the whole query", "[reductions][align]") {

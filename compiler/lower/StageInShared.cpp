@@ -286,7 +286,8 @@ void stage_in_shared(kir::Kernel &kernel) {
         staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(elements * b.type.bytes()) + " bytes)";
     }
     if (bytes * kernel.arrays_per_block() + tables > kernel.max_shared_bytes) {
-        refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged, " per array instance, ",
+        refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged,
+                      tables ? " (a table one copy for the block, any other input one per array instance), " : " per array instance, ",
                       kernel.arrays_per_block(), " arrays per block: more than the ", kernel.max_shared_bytes,
                       " bytes of a block; cache an input in registers or L1, read a smaller box per instance (fewer rows ",
                       "per block, a narrower array)",
