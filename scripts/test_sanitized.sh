@@ -32,7 +32,9 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stack
 # specs' kernels at queries of up to 261 residues, whose lowering every
 # example's run at odd sizes takes at smaller ones; the benchmark generators
 # (Jacobi's kernels and its search) print, at benchmark sizes, kernels the
-# Jacobi tests lower and run at small ones.
+# Jacobi tests lower and run at small ones; the examples' systems under random
+# transforms on the kernel executor run the lowering and the executor that the
+# random URE systems (the fuzzer, which stays) run on random transforms too.
 ctest --test-dir "$BUILD_DIR" --output-on-failure -LE "gpu|install|nvcc|intel" \
-  -E "^cuda: every printed kernel compiles for sm_90|^cm: every example runs on the CM emulation|^a sample of accepted random (transforms|systems) runs on the CM emulation|^cm: a design over the register budget|^align_sw, align_sw_matrix|^align_sw_i16 flags|^align_sw_ragged|^bench_jacobi_kernels_generated$|^search_jacobi_generates$" \
+  -E "^cuda: every printed kernel compiles for sm_90|^cm: every example runs on the CM emulation|^a sample of accepted random (transforms|systems) runs on the CM emulation|^cm: a design over the register budget|^align_sw, align_sw_matrix|^align_sw_i16 flags|^align_sw_ragged|^bench_jacobi_kernels_generated$|^search_jacobi_generates$|^accepted random transforms run on the kernel executor" \
   -j "$(nproc)"
