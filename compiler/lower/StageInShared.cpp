@@ -287,7 +287,7 @@ void stage_in_shared(kir::Kernel &kernel) {
     }
     if (bytes * kernel.arrays_per_block() + tables > kernel.max_shared_bytes) {
         refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged,
-                      tables ? " (a table one copy for the block, any other input one per array instance), " : " per array instance, ",
+                      !tables ? " per array instance, " : bytes ? " (any input but a table per array instance), " : ", ",
                       kernel.arrays_per_block(), " arrays per block: more than the ", kernel.max_shared_bytes,
                       " bytes of a block; cache an input in registers or L1, read a smaller box per instance (fewer rows ",
                       "per block, a narrower array)",
