@@ -257,15 +257,7 @@ private:
     /// instance this executor runs.
     void run_block_setup() {
         if (kernel.block_arrays.empty()) return;
-        for (const kir::BlockArray &a : kernel.block_arrays) {
-            SharedArray array;
-            array.values.resize(a.elements);
-            array.writer.assign(a.elements, -1);
-            array.write_epoch.assign(a.elements, 0);
-            array.read_epoch.assign(a.elements, 0);
-            array.readers.resize(a.elements);
-            shared[a.name] = std::move(array);
-        }
+        for (const kir::BlockArray &a : kernel.block_arrays) shared[a.name] = SharedArray::unwritten(a.elements);
         Mask warp{};
         for (int t = 0; t < warp_size; t++) warp[t] = true;
         for (int w = 0; w < kernel.block_warps(); w++) {
@@ -346,6 +338,16 @@ private:
         std::vector<uint64_t> write_epoch;    ///< epoch of that write
         std::vector<uint64_t> read_epoch;     ///< epoch `readers` belongs to
         std::vector<ThreadSet> readers;       ///< threads that read the element in read_epoch
+        /// `n` elements, none written yet.
+        static SharedArray unwritten(int64_t n) {
+            SharedArray array;
+            array.values.resize(n);
+            array.writer.assign(n, -1);
+            array.write_epoch.assign(n, 0);
+            array.read_epoch.assign(n, 0);
+            array.readers.resize(n);
+            return array;
+        }
     };
     std::unordered_map<std::string, SharedArray> shared;
     /// Barriers passed so far, plus one: accesses in the same epoch have no
@@ -544,13 +546,7 @@ private:
         }
         if (first < 0) return;
         if (extent < 0) evaluation_error("kernel ", kernel.name, ": shared array ", op->name, " has a negative extent ", extent);
-        SharedArray array;
-        array.values.resize(extent);
-        array.writer.assign(extent, -1);
-        array.write_epoch.assign(extent, 0);
-        array.read_epoch.assign(extent, 0);
-        array.readers.resize(extent);
-        shared[op->name] = std::move(array);
+        shared[op->name] = SharedArray::unwritten(extent);
         exec(op->body, mask);
         shared.erase(op->name);
     }
