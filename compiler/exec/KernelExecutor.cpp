@@ -271,12 +271,6 @@ private:
         filling_block_arrays = false;
     }
     bool filling_block_arrays = true;
-    bool is_block_array(const std::string &name) const {
-        for (const kir::BlockArray &a : kernel.block_arrays) {
-            if (a.name == name) return true;
-        }
-        return false;
-    }
 
     /// BUFFER.min/extent/stride.D of every buffer, checked against the kernel's arguments.
     void bind_buffer_fields() {
@@ -458,7 +452,7 @@ private:
             if (!shared.empty()) {
                 auto it = shared.find(op->name);
                 if (it != shared.end()) {
-                    if (!filling_block_arrays && is_block_array(op->name)) {
+                    if (!filling_block_arrays && kernel.block_array(op->name)) {
                         evaluation_error("kernel ", kernel.name, ": the body stores to block array ", op->name,
                                          ", which only the block setup fills");
                     }
@@ -784,7 +778,7 @@ private:
             return truth(eval_lane(op->condition, l, k)) ? eval_lane(op->true_value, l, k) : eval_lane(op->false_value, l, k);
         }
         if (const Load *op = e.as<Load>()) {
-            if (is_block_array(op->name)) {
+            if (kernel.block_array(op->name)) {
                 // A gather from a block's table (read only after the block setup).
                 SharedArray &array = shared.at(op->name);
                 const int64_t i = eval_lane(op->index, l, k).i;

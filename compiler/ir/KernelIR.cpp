@@ -38,6 +38,13 @@ BufferArg &Kernel::buffer(const std::string &name) {
     return const_cast<BufferArg &>(static_cast<const Kernel *>(this)->buffer(name));
 }
 
+const BlockArray *Kernel::block_array(const std::string &name) const {
+    for (const BlockArray &a : block_arrays) {
+        if (a.name == name) return &a;
+    }
+    return nullptr;
+}
+
 const GridExchange *Kernel::grid_exchange(const std::string &name) const {
     for (const GridExchange &x : grid_exchanges) {
         if (x.name == name) return &x;

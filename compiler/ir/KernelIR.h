@@ -234,6 +234,8 @@ struct Kernel {
     BufferArg &buffer(const std::string &name);
     /// The grid exchange array `name`; nullptr if there is none.
     const GridExchange *grid_exchange(const std::string &name) const;
+    /// The block array `name`; nullptr if there is none.
+    const BlockArray *block_array(const std::string &name) const;
     /// Number of array instances the grid runs (each on warps_per_array
     /// warps): the product of the grid extents.
     Halide::Expr warp_count() const;

@@ -149,13 +149,6 @@ private:
         return check.yes;
     }
 
-    bool is_block_array(const std::string &array) const {
-        for (const kir::BlockArray &a : kernel.block_arrays) {
-            if (a.name == array) return true;
-        }
-        return false;
-    }
-
     bool in_registers(const std::string &array) const {
         auto it = memory.find(array);
         return it != memory.end() && it->second == Halide::MemoryType::Register;
@@ -172,7 +165,7 @@ private:
                               const_true(lanes), ModulusRemainder());
         }
         Expr index = mutate(op->index);
-        if (index.type().is_vector() && is_block_array(op->name)) {
+        if (index.type().is_vector() && kernel.block_array(op->name)) {
             // A block's table, only read: each instance its own element (a gather).
             return Load::make(op->type.with_lanes(lanes), op->name, index, op->image, op->param, const_true(lanes), ModulusRemainder());
         }
