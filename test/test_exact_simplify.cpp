@@ -7,6 +7,7 @@
 #include "ir/ExactSimplify.h"
 #include "ir/IndexArithmetic.h"
 #include "ir/KernelIR.h"
+#include "ir/UreProgram.h"
 
 using namespace Halide;
 using namespace Halide::Internal;
@@ -142,4 +143,19 @@ TEST_CASE("varies_with sees a variable that cancels in integer sums", "[simplify
     CHECK(!pulse::varies_with(cast(Int(8), s * 256) + t, "s"));  // s * 256 is 0 modulo 2^8
     CHECK(pulse::varies_with(select(s < 3, t, t + 1), "s"));
     CHECK(!pulse::varies_with(select(s - s < 3, t, t + 1), "s"));
+}
+
+TEST_CASE("simplify_exact keeps a select's undefined branch where it is taken", "[simplify]") {
+    // select(c, true, u) is undefined where c is false; Halide folds it to
+    // c || u, which an evaluator finds undefined everywhere.
+    const Expr c = var(Int(32), "i") % 3 != 0, u = pulse::ir::undefined_value(Bool());
+    const Expr e = select(c, const_true(), u);
+    CHECK(simplify(e).as<Select>() == nullptr);
+    const Select *kept = simplify_exact(e).as<Select>();
+    REQUIRE(kept != nullptr);
+    CHECK(pulse::ir::is_undefined_value(kept->false_value));
+    CHECK(equal(pulse::ir::defined_condition(simplify_exact(e)), simplify_exact(c)));
+    // A constant condition still picks its branch.
+    CHECK(equal(simplify_exact(select(const_true(), value(Int(16), "a"), pulse::ir::undefined_value(Int(16)))), value(Int(16), "a")));
+    CHECK(pulse::ir::is_undefined_value(simplify_exact(select(const_false(), value(Int(16), "a"), pulse::ir::undefined_value(Int(16))))));
 }

@@ -172,6 +172,86 @@ TEST_CASE("reduction outputs: every operator of every type equals a fold, on eve
     }
 }
 
+namespace {
+
+/// M(b) = max or min over the points of V; T(b) = T(b) || or && a
+/// comparison of V with `c` (V read from x at points where (i + 2 j) % 3 != 0).
+ir::UreProgram threshold_program(ir::ReduceOp extremum, ir::ReduceOp logic, bool c_left, bool strict, int c, int I, int J, int B) {
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Input x(Halide::Int(16), 3, "x");
+    Func V(Halide::Int(16), {i, j, b}, Place::Device, "V"), M(Place::Device, "M"), T(Place::Device, "T");
+    V(i, j, b) = x(i, j, b);
+    M(b) = Halide::Internal::make_const(Halide::Int(16), 0);
+    M(b) = ir::reduce_combine(extremum, M(b), select((i + 2 * j) % 3 != 0, V(i, j, b)));
+    const Expr value = V(i, j, b), bound = Halide::Internal::make_const(Halide::Int(16), c);
+    const Expr test = c_left ? (strict ? bound < value : bound <= value) : (strict ? value < bound : value <= bound);
+    T(b) = Halide::Internal::make_bool(logic == ir::ReduceOp::And);
+    T(b) = ir::reduce_combine(logic, T(b), select((i + 2 * j) % 3 != 0, test));
+    V.merge_ures(M, T).set_bounds(i, 0, I, j, 0, J, b, 0, B);
+    V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    V.gpu_blocks(b);
+    return M.lower();
+}
+
+}  // namespace
+
+TEST_CASE("reduction outputs: a test of each value against a constant is made once, of the extremum of the same values", "[reductions]") {
+    using ir::ReduceOp;
+    struct Case {
+        ReduceOp extremum, logic;
+        bool c_left, strict;
+        int c;
+        bool derived;  // computed from M's total (no accumulator of its own)
+    };
+    const Case cases[] = {
+        {ReduceOp::Max, ReduceOp::Or, true, true, 40, true},     // c < x: max
+        {ReduceOp::Min, ReduceOp::Or, false, true, -40, true},   // x < c: min
+        {ReduceOp::Min, ReduceOp::And, true, false, -40, true},  // every c <= x: min
+        {ReduceOp::Max, ReduceOp::And, false, true, 40, true},   // every x < c: max
+        {ReduceOp::Min, ReduceOp::Or, true, true, 40, false},    // c < x by min: not decided by it
+        // c <= x at the identity (-32768) holds: no point would give true, so not decided.
+        {ReduceOp::Max, ReduceOp::Or, true, false, -32768, false}};
+    const int I = 37, J = 5, B = 4;
+    // Values in [-40, 40], so that each instance decides the test its own way:
+    // b = 1 has 41 at a point taken, b = 2 has -41 there; b = 3 has 41 and -41
+    // only at points not taken ((i + 2 j) % 3 == 0); b = 0 has 40 and -40 taken
+    // (the strict tests' edge).
+    std::mt19937 rng(5);
+    Halide::Buffer<> x(Halide::Int(16), {I, J, B}, "x");
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < J; j++)
+            for (int i = 0; i < I; i++) store_element(x, {i, j, b}, Scalar::of_int((int)(rng() % 81) - 40));
+    store_element(x, {1, 0, 0}, Scalar::of_int(40)), store_element(x, {2, 0, 0}, Scalar::of_int(-40));
+    store_element(x, {4, 2, 1}, Scalar::of_int(41)), store_element(x, {4, 3, 2}, Scalar::of_int(-41));
+    store_element(x, {0, 0, 3}, Scalar::of_int(41)), store_element(x, {1, 1, 3}, Scalar::of_int(-41));
+    for (const Case &c : cases) {
+        INFO(ir::to_string(c.logic) << " of " << (c.c_left ? "c " : "x ") << (c.strict ? "<" : "<=") << (c.c_left ? " x" : " c") << ", c = " << c.c
+                                    << ", beside " << ir::to_string(c.extremum));
+        const ir::UreProgram program = threshold_program(c.extremum, c.logic, c.c_left, c.strict, c.c, I, J, B);
+        Halide::Buffer<> m(Halide::Int(16), {B}, "M"), t(Halide::Bool(), {B}, "T");
+        for (int b = 0; b < B; b++) {
+            int extreme = 0;
+            bool any = c.logic == ReduceOp::And;
+            for (int j = 0; j < J; j++)
+                for (int i = 0; i < I; i++) {
+                    if ((i + 2 * j) % 3 == 0) continue;
+                    const int v = load_element(x, {i, j, b}).as_int();
+                    extreme = c.extremum == ReduceOp::Max ? std::max(extreme, v) : std::min(extreme, v);
+                    const bool holds = c.c_left ? (c.strict ? c.c < v : c.c <= v) : (c.strict ? v < c.c : v <= c.c);
+                    any = c.logic == ReduceOp::And ? any && holds : any || holds;
+                }
+            store_element(m, {b}, Scalar::of_int(extreme));
+            store_element(t, {b}, Scalar::of_uint(any));
+        }
+        check_every_evaluator(program, {{"x", x}}, {{"M", m}, {"T", t}}, {"x"});
+        const kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "M", {"x"});
+        std::ostringstream text;
+        kir::print(text, kernel);
+        CHECK((text.str().find("T.reduce") == std::string::npos) == c.derived);
+        CHECK(text.str().find("M.reduce") != std::string::npos);
+    }
+}
+
 TEST_CASE("reduction outputs on an array over the warps of a block: each warp's tree, then thread 0 folds the warps' totals", "[reductions]") {
     using ir::ReduceOp;
     // 70 PEs: 3 warps of one PE per thread (the last with 6 in use), or 2
@@ -625,6 +705,55 @@ TEST_CASE("align_sw_ragged_profile and _i16: the query profile staged once per b
     const ir::UreProgram program = build_spec("align_sw_ragged_profile", large).output.lower();
     kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, {"profile", "subject", "lengths"});
     CHECK_THROWS_WITH(optimize_kernel(kernel), Contains("profile (193536 bytes, one copy for the block)") && Contains("--max-shared-bytes"));
+}
+
+TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave int16, from Best's total, on every evaluator", "[reductions][align][vectors]") {
+    // A profile of 100 for a match and -3 otherwise (entries within
+    // [-128, 127], as the flag assumes): a subject equal to the query scores
+    // 100 a residue. Lengths around the flag's edge (H > 32640): 326 matches
+    // score 32600 (kept), 327 score 32700 (flagged), the whole query 33300.
+    const int Q = 333, K = 11, S = 335;
+    const std::vector<int> lengths{326, 327, 335, 1, 0, 200, 334};
+    const int B = (int)lengths.size();
+    std::mt19937 rng(17);
+    const std::vector<int> q = residues(rng, Q, 24);
+    Halide::Buffer<> profile(Halide::Int(32), {Q, 24}, "profile"), subject(Halide::Int(32), {S, B}, "subject");
+    Halide::Buffer<> length(Halide::Int(32), {B}, "lengths");
+    for (int i = 0; i < Q; i++)
+        for (int r = 0; r < 24; r++) store_element(profile, {i, r}, Scalar::of_int(r == q[i] ? 100 : -3));
+    Halide::Buffer<> best(Halide::Int(16), {B}, "Best"), overflow(Halide::Bool(), {B}, "Overflow");
+    for (int b = 0; b < B; b++) {
+        std::vector<int> own;
+        for (int j = 0; j < S; j++) {
+            const int residue = j < Q ? q[j] : (int)(rng() % 24);
+            store_element(subject, {j, b}, Scalar::of_int(residue));
+            if (j < lengths[b]) own.push_back(residue);
+        }
+        store_element(length, {b}, Scalar::of_int(lengths[b]));
+        const int score = smith_waterman(q, own, [&](int x, int y) { return x == y ? 100 : -3; }, 5, 2);
+        store_element(overflow, {b}, Scalar::of_uint(score > 32640));
+        if (score <= 32640) store_element(best, {b}, Scalar::of_int(score));
+    }
+    const Params p = params({{"Q", Q}, {"K", K}, {"S", S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
+    const ir::UreProgram program = build_spec("align_sw_ragged_profile_i16", p).output.lower();
+    const Buffers inputs{{"profile", profile}, {"subject", subject}, {"lengths", length}};
+    const std::vector<std::string> order{"profile", "subject", "lengths"};
+    const Buffers realized = ir::realize(program, inputs);
+    for (int b = 0; b < B; b++) {
+        INFO("database sequence " << b << " of " << lengths[b] << " residues");
+        CHECK(load_element(realized.at("Overflow"), {b}).as_uint() == load_element(overflow, {b}).as_uint());
+        if (!load_element(overflow, {b}).as_uint()) CHECK(load_element(realized.at("Best"), {b}).as_int() == load_element(best, {b}).as_int());
+    }
+    CHECK(load_element(overflow, {0}).as_uint() == 0);
+    CHECK(load_element(overflow, {1}).as_uint() == 1);
+    // Every evaluator computes the same bits, the flagged pairs' wrapped Best included.
+    check_every_evaluator(program, inputs, realized, order);
+    // The kernel accumulates no flag per step: it tests Best's total once.
+    kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, order);
+    std::ostringstream text;
+    kir::print(text, kernel);
+    CHECK(text.str().find("Overflow.reduce") == std::string::npos);
+    CHECK(text.str().find("Best.reduce") != std::string::npos);
 }
 
 TEST_CASE("align_sw_segment: a long query aligned in passes over its segments, each pass's last row read by the next, equals the CPU aligner on the whole query", "[reductions][align]") {

@@ -4,6 +4,7 @@
 
 #include "ir/IndexArithmetic.h"
 #include "ir/Scalar.h"
+#include "ir/UreProgram.h"
 
 namespace pulse {
 
@@ -16,8 +17,8 @@ namespace {
 /// their operands still simplified (so exact folds inside them, such as a
 /// select on a constant condition, still happen), and come back afterwards.
 const std::string opaque_prefix = "pulse.exact.";
-enum class Opaque { Add, Sub, Mul, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, Cast };
-const char *const opaque_names[] = {"add", "sub", "mul", "div", "mod", "min", "max", "eq", "ne", "lt", "le", "gt", "ge", "cast"};
+enum class Opaque { Add, Sub, Mul, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, Cast, Select };
+const char *const opaque_names[] = {"add", "sub", "mul", "div", "mod", "min", "max", "eq", "ne", "lt", "le", "gt", "ge", "cast", "select"};
 
 /// Hides each operation Halide's simplifier would rewrite inexactly: float
 /// arithmetic, comparisons and conversions from float; min, max, /, % and
@@ -130,6 +131,15 @@ private:
     Expr visit(const LE *op) override { return ordered(op, Opaque::LE); }
     Expr visit(const GT *op) override { return ordered(op, Opaque::GT); }
     Expr visit(const GE *op) override { return ordered(op, Opaque::GE); }
+    /// A select with an undefined branch (ir::undefined_value) is undefined
+    /// where that branch is taken; Halide would fold select(c, true, u) to
+    /// c || u, undefined everywhere. Hidden; a constant condition picks its
+    /// branch on the way back.
+    Expr visit(const Select *op) override {
+        Expr c = mutate(op->condition), a = mutate(op->true_value), b = mutate(op->false_value);
+        if (ir::is_undefined_value(a) || ir::is_undefined_value(b)) return opaque_call(op->type, Opaque::Select, {c, a, b});
+        return c.same_as(op->condition) && a.same_as(op->true_value) && b.same_as(op->false_value) ? Expr(op) : Select::make(c, a, b);
+    }
     Expr visit(const Cast *op) override {
         if (op->value.type().is_float()) return opaque(op->type, Opaque::Cast, {op->value});
         Expr value = mutate(op->value);
@@ -168,6 +178,11 @@ class Unprotect : public IRMutator {
         std::vector<Expr> args;
         for (const Expr &a : op->args) args.push_back(mutate(a));
         if (which == "cast") return Cast::make(op->type, args[0]);
+        if (which == "select") {
+            if (is_const_one(args[0])) return args[1];
+            if (is_const_zero(args[0])) return args[2];
+            return Select::make(args[0], args[1], args[2]);
+        }
         const Expr &a = args[0], &b = args[1];
         if (which == "add") return Add::make(a, b);
         if (which == "sub") return Sub::make(a, b);

@@ -1036,8 +1036,58 @@ private:
             }
             accumulators[st.ure] = names.fresh(st.ure, "reduce");
         }
+        if (kernel.warps_per_array == 1) plan_thresholds();
         if (kernel.warps_per_array > 1) {
             for (const auto &[ure, acc] : accumulators) warp_totals[ure] = names.fresh(acc, "warps");
+        }
+    }
+
+    /// A reduction that tests each contribution against a constant beside
+    /// another that takes the extremum of the same values (`Overflow(b) =
+    /// Overflow(b) || H > c` beside `Best(b) = max(Best(b), H)`) is that test of
+    /// the extremum: OR over the points of (c < x) is c < max over them (the
+    /// identity included: no point gives false either way). It is computed once,
+    /// from the other's total over the lanes, and accumulates nothing per step.
+    struct Threshold {
+        std::string extremum;  ///< the reduction whose raw total it tests
+        Expr test;             ///< the test, of the variable `threshold_total`
+    };
+    std::map<std::string, Threshold> thresholds;
+    static constexpr const char *threshold_total = "threshold.total";
+
+    /// Finds the thresholds (integer values only: a float extremum is not
+    /// the test's witness where NaN enters).
+    void plan_thresholds() {
+        for (const sys::Statement &r : program.statements) {
+            if (!r.reduction || (r.reduction->op != ir::ReduceOp::Or && r.reduction->op != ir::ReduceOp::And)) continue;
+            // (What each point contributes where it is defined; both must be
+            // defined at the same points.)
+            const Expr test = simplify_exact(drop_undefined_branches(r.value));
+            Expr a, b;
+            if (const LT *lt = test.as<LT>()) a = lt->a, b = lt->b;
+            else if (const LE *le = test.as<LE>()) a = le->a, b = le->b;
+            else continue;
+            for (const sys::Statement &m : program.statements) {
+                if (!m.reduction || m.ure == r.ure || thresholds.count(m.ure)) continue;
+                const ir::ReduceOp op = m.reduction->op;
+                if ((op != ir::ReduceOp::Max && op != ir::ReduceOp::Min) || !(m.type.is_int() || m.type.is_uint())) continue;
+                const Expr x = simplify_exact(drop_undefined_branches(m.value));
+                if (!equal(simplify_exact(ir::defined_condition(m.value)), simplify_exact(ir::defined_condition(r.value)))) continue;
+                // The extremum that decides the test: Or of (c < x) by max, of
+                // (x < c) by min; And the other way round.
+                const bool x_right = equal(b, x) && is_const(a), x_left = equal(a, x) && is_const(b);
+                if (!x_right && !x_left) continue;
+                const bool wants_max = x_right == (r.reduction->op == ir::ReduceOp::Or);
+                if (wants_max != (op == ir::ReduceOp::Max)) continue;
+                const Expr total = Variable::make(m.type, threshold_total);
+                const Expr of_total = x_right ? Expr(test.as<LT>() ? LT::make(a, total) : LE::make(a, total))
+                                              : Expr(test.as<LT>() ? LT::make(total, b) : LE::make(total, b));
+                // With no point, the extremum's identity must give the test's.
+                const Expr empty = simplify_exact(substitute(threshold_total, ir::reduce_identity(op, m.type), of_total));
+                if (!equal(empty, ir::reduce_identity(r.reduction->op, r.type))) continue;
+                thresholds[r.ure] = {m.ure, of_total};
+                break;
+            }
         }
     }
 
@@ -1062,7 +1112,7 @@ private:
         int64_t span = 1;
         while (span < std::min<int64_t>(threads, kir::warp_size)) span *= 2;
         for (const sys::Statement &st : program.statements) {
-            if (!st.reduction) continue;
+            if (!st.reduction || thresholds.count(st.ure)) continue;
             const std::string &acc = accumulators.at(st.ure);
             const Expr identity = ir::reduce_identity(st.reduction->op, st.type);
             for (const Copy &c : instance_copies) {
@@ -1083,8 +1133,19 @@ private:
                 const Expr initial = simplify_exact(substitute(c.values, st.reduction->initial));
                 if (warps == 1) {
                     const Expr value = ir::reduce_combine(st.reduction->op, initial, total);
-                    const Stmt store = kir::store(st.ure, kir::in_bounds(buffer(st.ure), coords), value, coords);
-                    last.push_back(build(items, IfThenElse::make(lane == 0, store)));
+                    std::vector<Stmt> stores{kir::store(st.ure, kir::in_bounds(buffer(st.ure), coords), value, coords)};
+                    // The tests of this total, stored beside it.
+                    for (const sys::Statement &r : program.statements) {
+                        const auto found = thresholds.find(r.ure);
+                        if (found == thresholds.end() || found->second.extremum != st.ure) continue;
+                        std::vector<Expr> at;
+                        for (const Expr &i : r.output_index) at.push_back(simplify_exact(substitute(c.values, i)));
+                        const Expr test = substitute(threshold_total, total, found->second.test);
+                        const Expr tested = simplify_exact(
+                            ir::reduce_combine(r.reduction->op, substitute(c.values, r.reduction->initial), test));
+                        stores.push_back(kir::store(r.ure, kir::in_bounds(buffer(r.ure), at), tested, at));
+                    }
+                    last.push_back(build(items, IfThenElse::make(lane == 0, Block::make(stores))));
                     continue;
                 }
                 const Expr warp = Variable::make(Int(32), kir::array_warp_var);
@@ -1108,7 +1169,7 @@ private:
         }
         Stmt body = Block::make(Block::make(first), Block::make({steps, Block::make(last)}));
         for (const sys::Statement &st : program.statements) {
-            if (!st.reduction) continue;
+            if (!st.reduction || thresholds.count(st.ure)) continue;
             body = kir::allocate_registers(accumulators.at(st.ure), st.type, (int)copy_count, body);
             if (warps > 1) {
                 body = Allocate::make(warp_totals.at(st.ure), st.type, Halide::MemoryType::GPUShared,
@@ -1251,6 +1312,7 @@ private:
             for (int64_t j = 0; j < slots; j++) {
                 Expr value = simplify_exact(substitute(at[j], st.value));
                 if (st.reduction) {
+                    if (thresholds.count(st.ure)) continue;  // a test of another's total
                     // acc = op(acc, value) where this PE runs a point where the value is defined.
                     const std::string &acc = accumulators.at(st.ure);
                     Expr contribution = lower_loads(resolve_earlier(drop_undefined_branches(value), j), in_domain(j));
