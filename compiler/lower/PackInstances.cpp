@@ -306,10 +306,10 @@ private:
             end_of_any = Max::make(end_of_any, lane_of(end, k));
             common_end = Min::make(common_end, lane_of(end, k));
         }
-        const Expr x = Variable::make(min.type(), op->name);
+        const Expr x = Variable::make(min.type().element_of(), op->name);
         const Expr live = conjoin(mask, widen(x) >= first && widen(x) < end);
         auto loop = [&](const Expr &from, const Expr &to, const Expr &loop_mask) {
-            return For::make(op->name, from, Max::make(to - from, make_zero(min.type())), op->for_type, op->device_api,
+            return For::make(op->name, from, Max::make(to - from, make_zero(min.type().element_of())), op->for_type, op->device_api,
                              with_mask(loop_mask, op->body));
         };
         Stmt loops;

@@ -18,6 +18,7 @@
 #include "lower/LowerToSystolic.h"
 #include "lower/PackInstances.h"
 #include "lower/PeelLoops.h"
+#include "lower/SplitAtDataBounds.h"
 #include "lower/SplitSteadyState.h"
 #include "lower/PlaceUniformInputs.h"
 #include "lower/PrefetchLoads.h"
@@ -63,6 +64,7 @@ const KernelPass kernel_passes[] = {
     {"stage_in_shared", any_target<stage_in_shared>, always},
     {"specialize_interior", any_target<specialize_interior>, always},
     {"shorten_guarded_loops", any_target<shorten_guarded_loops>, always},
+    {"split_at_data_bounds", any_target<split_at_data_bounds>, always},
     {"batch_exchanges", any_target<batch_exchanges>, always},
     {"exchange_across_warps", any_target<exchange_across_warps>, always},
     {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},

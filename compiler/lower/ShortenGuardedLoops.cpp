@@ -9,11 +9,6 @@ namespace pulse {
 using namespace Halide;
 using namespace Halide::Internal;
 
-namespace {
-
-/// The last value of `var` where `condition` holds, if the condition is
-/// `var * k <= e` or `var * k < e` with k > 0 and e free of var once
-/// solved for it (Halide's solver): it then holds exactly up to there.
 std::optional<Expr> last_iteration(const Expr &condition, const std::string &var) {
     const SolverResult solved = solve_expression(condition, var);
     if (!solved.fully_solved || !solved.result.defined()) return std::nullopt;
@@ -36,6 +31,8 @@ std::optional<Expr> last_iteration(const Expr &condition, const std::string &var
     const Expr bound = strict ? rhs - 1 : rhs;
     return simplify_exact(k == 1 ? bound : bound / make_const(bound.type(), k));
 }
+
+namespace {
 
 class Shorten : public IRMutator {
 public:

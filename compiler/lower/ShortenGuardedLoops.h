@@ -14,7 +14,14 @@
 
 #include "ir/KernelIR.h"
 
+#include <optional>
+
 namespace pulse {
+
+/// The last value of `var` where `condition` holds, if the condition is
+/// `var * k <= e` or `var * k < e` with k > 0 and e free of var once solved
+/// for it (Halide's solver): it then holds exactly up to there.
+std::optional<Halide::Expr> last_iteration(const Halide::Expr &condition, const std::string &var);
 
 /// Cuts each serial loop inside an array instance whose body is one
 /// IfThenElse (no else) true on a prefix of its iterations to that prefix.
