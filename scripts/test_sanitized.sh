@@ -34,7 +34,12 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stack
 # (Jacobi's kernels and its search) print, at benchmark sizes, kernels the
 # Jacobi tests lower and run at small ones; the examples' systems under random
 # transforms on the kernel executor run the lowering and the executor that the
-# random URE systems (the fuzzer, which stays) run on random transforms too.
+# random URE systems (the fuzzer, which stays) run on random transforms too;
+# so, at odd sizes, do every example's kernel on the executor, the Jacobi
+# kernels' bit comparison and the factorisations with their input read at its
+# step (CACHE=1): their programs are examples' at full size, their lowering
+# paths (wide and 2-D arrays, affine domains, arrays over warps) the fuzzer's
+# draws, and the sanitized printing tests print every example's kernel.
 ctest --test-dir "$BUILD_DIR" --output-on-failure -LE "gpu|install|nvcc|intel" \
-  -E "^cuda: every printed kernel compiles for sm_90|^cm: every example runs on the CM emulation|^a sample of accepted random (transforms|systems) runs on the CM emulation|^cm: a design over the register budget|^align_sw, align_sw_matrix|^align_sw_i16 flags|^align_sw_ragged|^bench_jacobi_kernels_generated$|^search_jacobi_generates$|^accepted random transforms run on the kernel executor" \
+  -E "^cuda: every printed kernel compiles for sm_90|^cm: every example runs on the CM emulation|^a sample of accepted random (transforms|systems) runs on the CM emulation|^cm: a design over the register budget|^align_sw, align_sw_matrix|^align_sw_i16 flags|^align_sw_ragged|^bench_jacobi_kernels_generated$|^search_jacobi_generates$|^accepted random transforms run on the kernel executor|^every example runs on the kernel executor at odd sizes|^the Jacobi kernels compute the interpreter's bits|^lu, cholesky and trisolve with their input read at its step" \
   -j "$(nproc)"
