@@ -397,6 +397,19 @@ TEST_CASE("cuda: calls on several streams never overwrite constant memory anothe
     CHECK_THAT(plain.sources.check, !Contains("two streams at once"));
 }
 
+TEST_CASE("cuda: a packed value's relu taken in several places is printed whole, once for nvcc", "[cuda][vectors]") {
+    // The packed aligner takes max(H, 0) for H's carry and for Best: Best is
+    // max(Best, relu(H)), the carry's relu, not a second maximum of H. At the
+    // last step (12 steps: 6 lanes, 7 residues) nothing carries H: Best fuses
+    // the relu into its own maximum.
+    const Generated g = generate("align_sw_ragged_profile_i16", test::params({{"K", 4}, {"S", 7}}));
+    const std::string text = kernel_function(g.sources.kernel);
+    CHECK_THAT(text, Contains("pulse_vmax(Best_reduce[0], pulse_vmax_relu(H_v0_t0_s))"));
+    CHECK_THAT(text, Contains("F_v1_t1 = ") && Contains("pulse_vmax_relu(H_v0_t0_s)"));
+    CHECK_THAT(text, Contains("pulse_vmax_relu(Best_reduce[0], H_v0_t11_s)"));
+    CHECK_THAT(text, !Contains("pulse_vmax_relu(Best_reduce[0], H_v0_t0_s)"));
+}
+
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {
     // SBM: partial sums move up one lane per step (Z, dp = 1, dt = 1); weights
     // are a same-step copy chain of w(q), the same value on every lane, so no

@@ -164,8 +164,17 @@ private:
     /// relu form, a leaf a + b fuses with another leaf as max(a + b, c).
     std::string max_tree(const Expr &e) {
         std::vector<Expr> leaves;
+        // (Below the root, max(v, 0) of a value whose relu is taken elsewhere
+        // too stays whole: Best = max(Best, max(H, 0)) beside H's carry
+        // max(H, 0), one relu for both.)
+        auto named_relu = [&](const Max *m) {
+            const Variable *v = m->a.as<Variable>();
+            const Broadcast *zero = m->b.as<Broadcast>();
+            return v && zero && is_const_zero(zero->value) && hooks.shared_relu && hooks.shared_relu(v->name);
+        };
         std::function<void(const Expr &)> gather = [&](const Expr &x) {
-            if (const Max *m = x.as<Max>()) return gather(m->a), gather(m->b);
+            const Max *m = x.as<Max>();
+            if (m && (x.same_as(e) || !named_relu(m))) return gather(m->a), gather(m->b);
             leaves.push_back(x);
         };
         gather(e);

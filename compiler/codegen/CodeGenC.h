@@ -28,6 +28,11 @@ struct CPrinterHooks {
     /// a language without templates (OpenCL C) names one function per type.
     std::function<std::string(const std::string &fn, const std::vector<Halide::Type> &types, const std::vector<std::string> &args)>
         scalar_function;
+    /// Whether `max(v, 0)` of the named vector value is taken in more than one
+    /// place: inside a tree of maxima it is then printed whole
+    /// (pulse_vmax_relu(v)), the same call wherever it is, which nvcc computes
+    /// once. Unset: never (its zero joins the tree as a relu operand).
+    std::function<bool(const std::string &name)> shared_relu;
 };
 
 /// Prints `e` as a C expression with the language's scalar semantics

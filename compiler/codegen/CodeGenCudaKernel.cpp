@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -29,7 +30,7 @@ public:
     explicit CudaPrinter(const kir::Kernel &k)
         : KernelPrinter(k), indices(k.body),
           shared_bytes(k.block_shared_bytes()),
-          dynamic_shared(shared_bytes > kir::shared_bytes_per_block) {}
+          dynamic_shared(shared_bytes > kir::shared_bytes_per_block), shared_relus(relus_taken_twice(k.body)) {}
 
     IndexArithmetic indices;
     /// Devices the host function keeps a constant-memory event for.
@@ -39,10 +40,32 @@ public:
     const int64_t shared_bytes;
     const bool dynamic_shared;
     int64_t shared_offset = 0;
+    /// The vector values whose max(v, 0) the body takes in more than one place.
+    const std::set<std::string> shared_relus;
+
+    static std::set<std::string> relus_taken_twice(const Stmt &body) {
+        struct Count : IRVisitor {
+            std::map<std::string, int> uses;
+            using IRVisitor::visit;
+            void visit(const Max *op) override {
+                const Variable *v = op->a.as<Variable>();
+                const Broadcast *zero = op->b.as<Broadcast>();
+                if (v && zero && is_const_zero(zero->value)) uses[v->name]++;
+                IRVisitor::visit(op);
+            }
+        } count;
+        body.accept(&count);
+        std::set<std::string> twice;
+        for (const auto &[name, n] : count.uses) {
+            if (n > 1) twice.insert(name);
+        }
+        return twice;
+    }
 
     std::string expr(const Expr &e) override {
         CPrinterHooks hooks;
         hooks.is_index = [&](const Expr &x) { return indices.is_index(x); };
+        hooks.shared_relu = [&](const std::string &name) { return shared_relus.count(name) > 0; };
         hooks.variable = [&](const std::string &v) -> std::string {
             if (auto f = kir::BufferField::match(kernel, v)) return f->buffer + "." + f->field() + "[" + std::to_string(f->dimension) + "]";
             if (v == kir::warp_index_var) return "warp_index";

@@ -107,7 +107,8 @@ private:
         Scope<Interval> anything;
         for (const std::string &v : variables_of(op->extent)) anything.push(v, Interval::everything());
         const Interval span = bounds_of_expr_in_scope(op->extent, anything);
-        const int64_t *most = span.has_upper_bound() ? as_const_int(simplify(span.max)) : nullptr;
+        const Expr upper = span.has_upper_bound() ? simplify(span.max) : Expr();
+        const int64_t *most = upper.defined() ? as_const_int(upper) : nullptr;
         if (most && *most <= min_split_iterations) return whole;
         Comparisons comparisons;
         body.accept(&comparisons);
