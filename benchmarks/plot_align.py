@@ -21,7 +21,7 @@ def main():
     database = sys.argv[3] if len(sys.argv) == 4 else "database 65536 x 301 residues"
     with open(sys.argv[1]) as f:
         rows = [r for r in csv.reader(line for line in f if not line.startswith("#")) if r and r[0] != "design"]
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    fig, ax = plt.subplots(figsize=(11, 4.8))
     designs = list(dict.fromkeys(r[0] for r in rows))
     for design in designs:
         points = sorted((int(r[1]), float(r[5])) for r in rows if r[0] == design)
@@ -38,8 +38,8 @@ def main():
     ax.set_xlabel(f"query length Q (residues); {database}")
     ax.set_ylabel("GCUPS (higher is better)")
     ax.set_ylim(0, TARGET_GCUPS * 1.1)
-    ax.set_title("Smith-Waterman, BLOSUM62, int32, NVIDIA H200")
-    ax.legend(fontsize=8, loc="center right")
+    ax.set_title("Smith-Waterman, BLOSUM62, int32 and packed int16, NVIDIA H200")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=120)
 
