@@ -26,8 +26,7 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stack
 # emulation (the test that prints them stays);
 # the tests labelled intel spend theirs in Intel's compiler (and the sanitized
 # build has no opt plugin: opt-14 cannot load one linked with the sanitizers);
-# the CM register-budget refusal spends its time unrolling one large kernel
-# through the lowering every other test runs at smaller sizes; the aligners'
+# the aligners'
 # comparisons with CPU aligners (and the int16 overflow flag) run the align
 # specs' kernels at queries of up to 261 residues, whose lowering every
 # example's run at odd sizes takes at smaller ones; the benchmark generators
@@ -39,7 +38,10 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stack
 # kernels' bit comparison and the factorisations with their input read at its
 # step (CACHE=1): their programs are examples' at full size, their lowering
 # paths (wide and 2-D arrays, affine domains, arrays over warps) the fuzzer's
-# draws, and the sanitized printing tests print every example's kernel.
+# draws, and the sanitized printing tests print every example's kernel; the
+# reductions of every operator and type (and over the warps of a block) run
+# small programs through the lowering the fuzzer's reduction outputs take, and
+# the test that every access is guarded prints the examples' kernels again.
 ctest --test-dir "$BUILD_DIR" --output-on-failure -LE "gpu|install|nvcc|intel" \
-  -E "^cuda: every printed kernel compiles for sm_90|^cm: every example runs on the CM emulation|^a sample of accepted random (transforms|systems) runs on the CM emulation|^cm: a design over the register budget|^align_sw, align_sw_matrix|^align_sw_i16 flags|^align_sw_ragged|^bench_jacobi_kernels_generated$|^search_jacobi_generates$|^accepted random transforms run on the kernel executor|^every example runs on the kernel executor at odd sizes|^the Jacobi kernels compute the interpreter's bits|^lu, cholesky and trisolve with their input read at its step" \
+  -E "^cuda: every printed kernel compiles for sm_90|^cm: every example runs on the CM emulation|^a sample of accepted random (transforms|systems) runs on the CM emulation|^align_sw, align_sw_matrix|^align_sw_i16 flags|^align_sw_ragged|^bench_jacobi_kernels_generated$|^search_jacobi_generates$|^accepted random transforms run on the kernel executor|^every example runs on the kernel executor at odd sizes|^the Jacobi kernels compute the interpreter's bits|^lu, cholesky and trisolve with their input read at its step|^reduction outputs: every operator of every type|^reduction outputs on an array over the warps|^cuda: every access is guarded" \
   -j "$(nproc)"
