@@ -168,9 +168,8 @@ private:
         // too stays whole: Best = max(Best, max(H, 0)) beside H's carry
         // max(H, 0), one relu for both.)
         auto named_relu = [&](const Max *m) {
-            const Variable *v = m->a.as<Variable>();
-            const Broadcast *zero = m->b.as<Broadcast>();
-            return v && zero && is_const_zero(zero->value) && hooks.shared_relu && hooks.shared_relu(v->name);
+            const Variable *v = relu_of_variable(m);
+            return v && hooks.shared_relu && hooks.shared_relu(v->name);
         };
         std::function<void(const Expr &)> gather = [&](const Expr &x) {
             const Max *m = x.as<Max>();
@@ -271,6 +270,11 @@ private:
 };
 
 }  // namespace
+
+const Variable *relu_of_variable(const Max *m) {
+    const Broadcast *zero = m->b.as<Broadcast>();
+    return zero && is_const_zero(zero->value) ? m->a.as<Variable>() : nullptr;
+}
 
 std::string print_c_expr(const Expr &e, const CPrinterHooks &hooks) { return CPrinter(hooks).print(e); }
 

@@ -48,9 +48,7 @@ public:
             std::map<std::string, int> uses;
             using IRVisitor::visit;
             void visit(const Max *op) override {
-                const Variable *v = op->a.as<Variable>();
-                const Broadcast *zero = op->b.as<Broadcast>();
-                if (v && zero && is_const_zero(zero->value)) uses[v->name]++;
+                if (const Variable *v = relu_of_variable(op)) uses[v->name]++;
                 IRVisitor::visit(op);
             }
         } count;
