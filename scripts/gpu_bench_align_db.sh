@@ -9,7 +9,8 @@
 #
 # usage: scripts/gpu_bench_align_db.sh GENERATED_DIR OUT_DIR
 # environment: NVCC (default nvcc), ARCH (default sm_90), ALIGN_SEQUENCES
-#   (default 1048576), MEMCHECK (default 1)
+#   (default 1048576), MEMCHECK (default 1), NVCC_FLAGS (more nvcc flags, e.g.
+#   -lineinfo for a profile by source line)
 set -uo pipefail
 usage="usage: scripts/gpu_bench_align_db.sh GENERATED_DIR OUT_DIR"
 gen="$(cd "${1:?$usage}" && pwd)" || exit 2
@@ -23,7 +24,8 @@ nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null
 failures=0
 dirs=()
 for d in "$gen"/q*/; do [[ -f "$d/kernels.h" ]] && dirs+=("${d%/}"); done
-flags=(-O3 -std=c++17 -arch="$arch" -I"$gen")
+# shellcheck disable=SC2206  # NVCC_FLAGS is a list
+flags=(-O3 -std=c++17 -arch="$arch" -I"$gen" ${NVCC_FLAGS:-})
 # Every kernel object once, in parallel (one newer than its source is kept:
 # a packed kernel takes minutes); then the check harnesses and the benchmarks.
 for d in "${dirs[@]}"; do

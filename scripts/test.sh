@@ -25,12 +25,20 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 fuzz_log="$BUILD_DIR/random_systems_6x.log"
 PULSE_RANDOM_SCALE=6 "$BUILD_DIR/test/test_random_systems" "~[.],[.intel]" > "$fuzz_log" 2>&1 &
 fuzz_pid=$!
-# Every other test; not the three cases of test_random_systems the run above
-# makes at six times their scale from the same first seed (its ctest runs
-# draw the first sixth of those systems and the same CM sample).
+# Every other test the sanitized run below leaves to this build
+# (scripts/test_partition.sh), or, with PULSE_SANITIZE=0, every test; not the
+# three cases of test_random_systems the run above makes at six times their
+# scale from the same first seed (its ctest runs draw the first sixth of those
+# systems and the same CM sample).
+source scripts/test_partition.sh
+fuzzed_above="^random URE systems: well-definedness|^a sample of accepted random systems runs on the CM emulation|^intel_random_systems_cm$"
+if [[ "${PULSE_SANITIZE:-1}" != 0 ]]; then
+  plain_tests=(-I "0,0,0,$(pulse_plain_test_numbers "$BUILD_DIR" "$fuzzed_above")")
+else
+  plain_tests=(-LE gpu -E "$fuzzed_above")
+fi
 ctest_status=0
-ctest --test-dir "$BUILD_DIR" --output-on-failure -LE gpu -j "$(nproc)" \
-  -E "^random URE systems: well-definedness|^a sample of accepted random systems runs on the CM emulation|^intel_random_systems_cm$" || ctest_status=$?
+ctest --test-dir "$BUILD_DIR" --output-on-failure "${plain_tests[@]}" -j "$(nproc)" || ctest_status=$?
 fuzz_status=0
 wait "$fuzz_pid" || fuzz_status=$?
 echo "== PULSE_RANDOM_SCALE=6 test_random_systems (exit status $fuzz_status) =="
@@ -39,8 +47,9 @@ if [[ $ctest_status != 0 || $fuzz_status != 0 ]]; then
   echo "test: failed (ctest exit status $ctest_status, random systems at scale 6 exit status $fuzz_status)" >&2
   exit 1
 fi
-# The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer
-# (PULSE_SANITIZE=0 leaves them out, e.g. for a quick local run).
+# The other tests, with the compiler built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (PULSE_SANITIZE=0 runs every test above instead,
+# e.g. for a quick local run).
 if [[ "${PULSE_SANITIZE:-1}" != 0 ]]; then
   scripts/test_sanitized.sh
 fi
