@@ -264,13 +264,14 @@ private:
         const Expr lanes_taking = Variable::make(c.type(), name);
         if (op == dispatch) return LetStmt::make(name, c, IfThenElse::make(all_lanes(lanes_taking), mutate(op->then_case), op->else_case));
         Stmt result;
-        if (!mask.defined() && writes_registers_only(op->then_case) && (!op->else_case.defined() || writes_registers_only(op->else_case))) {
+        if (writes_registers_only(op->then_case) && (!op->else_case.defined() || writes_registers_only(op->else_case))) {
             // Register writes alone (a reduction's accumulation under the
             // instance's activity): both branches masked, as selects, with
             // no branch on the lanes (three copies of them at every such
-            // test multiplied the code).
-            result = with_mask(lanes_taking, op->then_case);
-            if (op->else_case.defined()) result = Block::make(result, with_mask(!lanes_taking, op->else_case));
+            // test multiplied the code, and a test of the lanes per PE and
+            // step cost more than the select it skipped).
+            result = with_mask(conjoin(mask, lanes_taking), op->then_case);
+            if (op->else_case.defined()) result = Block::make(result, with_mask(conjoin(mask, !lanes_taking), op->else_case));
         } else if (!mask.defined()) {
             // Every lane takes the branch, none does, or some do: both branches, masked.
             Stmt mixed = with_mask(lanes_taking, op->then_case);
@@ -349,14 +350,19 @@ void pack_instances(kir::Kernel &kernel) {
     // first test (the buffers cover what it reads: its unguarded version),
     // the lanes run packed; else each instance runs alone, as without
     // vectorize (one warp of the grid's last pair, a batch the buffers do
-    // not cover), its code kept once rather than twice masked.
+    // not cover), its code kept once rather than twice masked. Alone, an
+    // instance runs the guarded version whatever the test says (it computes
+    // the same where the test holds): a warp or two of a launch, not worth a
+    // third copy of the instance's code.
     Stmt rest = binding->body, packed = rest;
     Expr fast = inside(Variable::make(Int(32), g.var));  // (widened with b by PackLanes)
     const ProducerConsumer *instance = rest.as<ProducerConsumer>();
     const IfThenElse *test = instance ? instance->body.as<IfThenElse>() : rest.as<IfThenElse>();
+    auto in_instance = [&](const Stmt &s) { return instance ? ProducerConsumer::make(instance->name, instance->is_producer, s) : s; };
     if (test) {
         fast = fast && test->condition;
-        packed = instance ? ProducerConsumer::make(instance->name, instance->is_producer, test->then_case) : test->then_case;
+        packed = in_instance(test->then_case);
+        if (test->else_case.defined()) rest = in_instance(test->else_case);
     }
     const std::string k = names.fresh(g.var, "lane");
     const Expr alone = first + Variable::make(Int(32), k);

@@ -23,6 +23,7 @@
 #include "lower/PlaceUniformInputs.h"
 #include "lower/PrefetchLoads.h"
 #include "lower/SlideWindows.h"
+#include "lower/ShareRepeatedLoads.h"
 #include "lower/ShortenGuardedLoops.h"
 #include "lower/SpecializeInterior.h"
 #include "lower/StageInShared.h"
@@ -70,6 +71,7 @@ const KernelPass kernel_passes[] = {
     {"vote_uniform_tests", any_target<vote_uniform_tests>, has_warp_vote},
     {"narrow_index_comparisons", any_target<narrow_index_comparisons>, has_32_bit_indices},
     {"pack_instances", any_target<pack_instances>, always},
+    {"share_repeated_loads", any_target<share_repeated_loads>, always},
     {"check_cm_support", check_cm_support_pass, is_cm},
 };
 
