@@ -33,6 +33,9 @@ inline kir::BufferArg buffer_arg(const std::string &name, Halide::Type type, int
 /// `lane` and `warp.index` as the kernel IR names them.
 inline Halide::Expr lane() { return Halide::Internal::Variable::make(Halide::Int(32), kir::lane_var); }
 
+/// An Int(32) constant.
+inline Halide::Expr i32(int64_t v) { return Halide::Internal::make_const(Halide::Int(32), v); }
+
 /// An Int(32) variable (or one of type `t`).
 inline Halide::Expr var(const std::string &name, Halide::Type t = Halide::Int(32)) {
     return Halide::Internal::Variable::make(t, name);

@@ -15,7 +15,7 @@ using namespace Halide::Internal;
 namespace {
 
 using test::var;
-Expr i32(int64_t v) { return make_const(Int(32), v); }
+using test::i32;
 
 /// buffer.min.0 <= c < buffer.min.0 + buffer.extent.0, written out (not
 /// simplified: Cast::make, not cast(), which would fold a constant) so that

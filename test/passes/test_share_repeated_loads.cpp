@@ -17,7 +17,7 @@ using namespace Halide::Internal;
 namespace {
 
 using test::var;
-Expr i32(int64_t v) { return make_const(Int(32), v); }
+using test::i32;
 
 /// The kir::load calls of `s`, counted where they occur.
 int loads_in(const Stmt &s, const std::string &buffer) {

@@ -17,7 +17,7 @@ using namespace Halide::Internal;
 namespace {
 
 using test::var;
-Expr i32(int64_t v) { return make_const(Int(32), v); }
+using test::i32;
 
 /// Lane l sums x[t] over the steps t in [0, extent) where `active` holds and
 /// stores the sum in Out[l]; `bound` is bound before the loop.

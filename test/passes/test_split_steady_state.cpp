@@ -17,7 +17,7 @@ using namespace Halide::Internal;
 namespace {
 
 using test::var;
-Expr i32(int64_t v) { return make_const(Int(32), v); }
+using test::i32;
 
 /// Lane l sums x[t - l] over its `span` steps t in [l, l + span) (a skewed
 /// accumulation, as a mesh's PE does) and stores the sum in Out[l] at its

@@ -16,7 +16,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 using test::var;
-Expr i32(int64_t v) { return make_const(Int(32), v); }
+using test::i32;
 
 /// The instance's shape: 2 warps (64 threads, thread t = array.warp*32 +
 /// lane), instance (b, r) writes Out(b*62 + t, r*2 + i) for t < 62 and rows
