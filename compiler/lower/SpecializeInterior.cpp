@@ -408,6 +408,7 @@ void specialize_interior(kir::Kernel &kernel) {
             }
         };
         if (!selects.proven.empty()) fast = TakeFirstBranch(selects.proven).mutate(fast);
+        kernel.interior_specialized = true;
         return IfThenElse::make(interior, fast, body);
     });
 }

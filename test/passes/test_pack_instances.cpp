@@ -68,7 +68,39 @@ int differences(const kir::Kernel &a, const kir::Kernel &b, int instances, uint3
     return differ;
 }
 
+/// Instance b (marked as one): Out(lane, b) = X(lane, b) if X(0, b) > 0, else
+/// -X(lane, b): an instance whose first statement is a test of its own with an
+/// else, not specialize_interior's.
+kir::Kernel make_tested_kernel(int packed_lanes) {
+    kir::Kernel k = make_kernel(packed_lanes);
+    const Expr b = var("b"), x = guarded_load(k, "X", {lane(), b});
+    const Stmt tested = IfThenElse::make(guarded_load(k, "X", {make_const(Int(32), 0), b}) > make_const(Int(16), 0),
+                                         guarded_store(k, "Out", x, {lane(), b}),
+                                         guarded_store(k, "Out", make_const(Int(16), 0) - x, {lane(), b}));
+    k.body = LetStmt::make("b", cast(Int(32), kir::warp_index()), instance(tested));
+    return k;
+}
+
 }  // namespace
+
+TEST_CASE("pack_instances: an instance that runs alone runs its whole first test, unless that is the interior test",
+          "[pack_instances][vectors]") {
+    // A pair whose lanes disagree on the test, and the last of an odd count,
+    // run alone: the test with its else, as the instance wrote it.
+    kir::Kernel packed = make_tested_kernel(2);
+    pack_instances(packed);
+    const kir::Kernel alone = make_tested_kernel(1);
+    for (int instances : {1, 2, 7, 12}) {
+        INFO(instances << " instances");
+        CHECK(differences(packed, alone, instances, 60 + instances) == 0);
+    }
+    // Taken for specialize_interior's split, the else (its guarded copy)
+    // would run alone whatever the test says: other bits.
+    kir::Kernel misread = make_tested_kernel(2);
+    misread.interior_specialized = true;
+    pack_instances(misread);
+    CHECK(differences(misread, alone, 12, 72) > 0);
+}
 
 TEST_CASE("pack_instances: two instances a warp leave the bits of one a warp, their loops ending apart", "[pack_instances][vectors]") {
     kir::Kernel packed = make_kernel(2);
