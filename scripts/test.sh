@@ -33,7 +33,12 @@ fuzz_pid=$!
 source scripts/test_partition.sh
 fuzzed_above="^random URE systems: well-definedness|^a sample of accepted random systems runs on the CM emulation|^intel_random_systems_cm$"
 if [[ "${PULSE_SANITIZE:-1}" != 0 ]]; then
-  plain_tests=(-I "0,0,0,$(pulse_plain_test_numbers "$BUILD_DIR" "$fuzzed_above")")
+  numbers="$(pulse_plain_test_numbers "$BUILD_DIR" "$fuzzed_above")"
+  if [[ -z "$numbers" ]]; then
+    echo "test: no tests found for the plain build (ctest -N printed no 'Test #N: name' lines?)" >&2
+    exit 1
+  fi
+  plain_tests=(-I "0,0,0,$numbers")
 else
   plain_tests=(-LE gpu -E "$fuzzed_above")
 fi
