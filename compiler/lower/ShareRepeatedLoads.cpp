@@ -1,7 +1,6 @@
 #include "lower/ShareRepeatedLoads.h"
 
 #include <map>
-#include <set>
 
 namespace pulse {
 
