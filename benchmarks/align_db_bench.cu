@@ -9,13 +9,21 @@
 // classes and lengths. Every best score is compared. With kernels of
 // align_sw_ragged_i16 (kernels.h defines ALIGN_DB_NARROW) the scores are
 // int16 with an Overflow flag per pair: a flagged pair's score is the 32-bit
-// fallback's to compute, so it is counted, not compared.
+// fallback's to compute, so it is counted, not compared. With kernels of
+// align_sw_ragged_segment_profile_i16 (kernels.h defines ALIGN_DB_SEGMENT L)
+// the query runs in Q / L passes, each class's rows through global memory:
+// pass p reads profile rows [pL, pL + L) and the row the pass before wrote
+// (the first pass a row outside the matrix, set once per database), and
+// writes its own Best and Overflow; a pair's score is the largest Best of its
+// passes, flagged if any pass flagged it (combined on the host after the
+// timed passes: P int16 a pair).
 // GCUPS: query length x total database residues per nanosecond.
 // Prints a line per class and
 // `CSV,align_db,<Q>,<N>,<residues>,<longest>,<Pulse ms>,<Pulse GCUPS>,<peer ms>,<peer GCUPS>,<check>`.
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<pulse>/examples -IDIR DIR/align_db_s*.cu
 //        benchmarks/align_db_bench.cu -o align_db_bench   (DIR/align_db_s*_check.cu left out)
-// usage: align_db_bench [N]
+// usage: align_db_bench [N [Q]]   (Q: another query length, for the segment
+//        kernels only: a multiple of ALIGN_DB_SEGMENT)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +34,9 @@
 #include "pulse_buffer.h"
 
 #include "kernels.h"
+#if defined(ALIGN_DB_SEGMENT) && !(defined(ALIGN_DB_NARROW) && defined(ALIGN_DB_PROFILE))
+#error "ALIGN_DB_SEGMENT: the segment kernels are align_sw_ragged_segment_profile_i16's (int16, scored from a profile)"
+#endif
 #ifdef ALIGN_DB_NARROW
 typedef int16_t Score;
 #define ALIGN_DB_OUTPUTS pulse_buffer, pulse_buffer
@@ -35,7 +46,13 @@ typedef int Score;
 #endif
 struct AlignDbKernel {
     int S;  ///< the class's bound: its sequences have at most S residues
-#ifdef ALIGN_DB_PROFILE
+#if defined(ALIGN_DB_SEGMENT)
+    // One pass: profile, subject, lengths, the row above (H, F); Best, Overflow, the last row (H, F).
+    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, pulse_buffer, pulse_buffer,
+                       cudaStream_t);
+    pulse_buffer (*profile)(const void *, int64_t);
+    pulse_buffer (*subject)(const void *, int64_t);
+#elif defined(ALIGN_DB_PROFILE)
     // Scored from a query profile (Q x 24: profile(i, r) = BLOSUM62(query(i), r)).
     cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, cudaStream_t);
     pulse_buffer (*profile)(const void *, int64_t);
@@ -51,7 +68,22 @@ struct AlignDbKernel {
 #ifdef ALIGN_DB_NARROW
     pulse_buffer (*overflow)(void *, int64_t);
 #endif
+#ifdef ALIGN_DB_SEGMENT
+    pulse_buffer (*top_H)(const void *, int64_t);
+    pulse_buffer (*top_F)(const void *, int64_t);
+    pulse_buffer (*bottom_H)(void *, int64_t);
+    pulse_buffer (*bottom_F)(void *, int64_t);
+#endif
 };
+#ifdef ALIGN_DB_SEGMENT
+constexpr int align_db_passes_of(int Q) { return Q / ALIGN_DB_SEGMENT; }
+/// The row above the first pass: H 0 and F -16384 (outside the matrix).
+__global__ void outside_row(int16_t *H, int16_t *F, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) H[i] = 0, F[i] = -16384;
+}
+#else
+constexpr int align_db_passes_of(int) { return 1; }
+#endif
 #define ALIGN_DB_TABLE
 #include "kernels.h"
 #include "align/blosum62.h"
@@ -61,8 +93,9 @@ struct LengthClass {
     const AlignDbKernel *kernel;
     long count = 0, first = 0;  ///< its sequences: [first, first + count) of the sorted database
     int *subject = nullptr, *lengths = nullptr, *peer = nullptr;
-    Score *best = nullptr;
+    Score *best = nullptr;  ///< per pass: count a pass
     bool *overflow = nullptr;
+    int16_t *rows[3][2] = {};  ///< (H, F): the row above the first pass, and the passes' rows in turn
     double residues = 0;
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
@@ -70,7 +103,19 @@ struct LengthClass {
 
 int main(int argc, char **argv) {
     const long N = argc > 1 ? atol(argv[1]) : 1L << 20;
-    const int Q = align_db_query, classes = (int)(sizeof align_db_kernels / sizeof align_db_kernels[0]);
+    const int Q = argc > 2 ? atoi(argv[2]) : align_db_query, classes = (int)(sizeof align_db_kernels / sizeof align_db_kernels[0]);
+    const int passes = align_db_passes_of(Q);
+#ifdef ALIGN_DB_SEGMENT
+    const int kernel_residues = ALIGN_DB_SEGMENT;  // of the query, in one kernel
+#else
+    const int kernel_residues = align_db_query;
+#endif
+    if (Q < 1 || Q != passes * kernel_residues) {
+        fprintf(stderr, "query length %d: these kernels run %d residues %s\n", Q, kernel_residues,
+                kernel_residues != align_db_query || passes > 1 ? "a pass (a query length must be a multiple)"
+                                                                : "(another length needs its own kernels)");
+        return 2;
+    }
     const int longest_class = align_db_kernels[classes - 1].S;
     // Protein-like lengths, longest first.
     std::mt19937 rng(2024);
@@ -86,14 +131,18 @@ int main(int argc, char **argv) {
     cudaMemcpy(matrix, pulse_blosum62, sizeof pulse_blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
 #ifdef ALIGN_DB_PROFILE
     // The query profile, once per query: element i + Q r is the score of query residue i against residue r.
-    int *profile;
-    cudaMalloc(&profile, Q * 24 * 4);
+    // A pass's profile: its L = Q / passes rows of the query's.
+    const int L = Q / passes;
+    std::vector<int *> profile(passes);
     {
-        std::vector<int> q(Q), rows(Q * 24);
+        std::vector<int> q(Q), rows(L * 24);
         cudaMemcpy(q.data(), query, Q * 4, cudaMemcpyDeviceToHost);
-        for (int r = 0; r < 24; r++)
-            for (int i = 0; i < Q; i++) rows[i + Q * r] = pulse_blosum62[q[i]][r];
-        cudaMemcpy(profile, rows.data(), Q * 24 * 4, cudaMemcpyHostToDevice);
+        for (int pass = 0; pass < passes; pass++) {
+            for (int r = 0; r < 24; r++)
+                for (int i = 0; i < L; i++) rows[i + L * r] = pulse_blosum62[q[pass * L + i]][r];
+            cudaMalloc(&profile[pass], L * 24 * 4);
+            cudaMemcpy(profile[pass], rows.data(), L * 24 * 4, cudaMemcpyHostToDevice);
+        }
     }
 #endif
     // The classes: each sequence in the smallest that holds it (the
@@ -112,13 +161,18 @@ int main(int argc, char **argv) {
         const long S = part.kernel->S;
         PULSE_CUDA_CHECK(cudaMalloc(&part.subject, (size_t)S * part.count * 4));
         PULSE_CUDA_CHECK(cudaMalloc(&part.lengths, part.count * 4));
-        PULSE_CUDA_CHECK(cudaMalloc(&part.best, part.count * sizeof(Score)));
-        PULSE_CUDA_CHECK(cudaMalloc(&part.overflow, part.count));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.best, passes * part.count * sizeof(Score)));
+        PULSE_CUDA_CHECK(cudaMalloc(&part.overflow, passes * part.count));
+#ifdef ALIGN_DB_SEGMENT
+        for (auto &row : part.rows)
+            for (int16_t *&half : row) PULSE_CUDA_CHECK(cudaMalloc(&half, (size_t)S * part.count * 2));
+        outside_row<<<1024, 256>>>(part.rows[0][0], part.rows[0][1], (size_t)S * part.count);
+#endif
         PULSE_CUDA_CHECK(cudaMalloc(&part.peer, part.count * 4));
         residues<<<1024, 256>>>(part.subject, S * part.count, 2 + c);
         cudaMemcpy(part.lengths, length.data() + begin, part.count * 4, cudaMemcpyHostToDevice);
-        cudaMemset(part.best, 0xff, part.count * sizeof(Score));
-        cudaMemset(part.overflow, 0xff, part.count);
+        cudaMemset(part.best, 0xff, passes * part.count * sizeof(Score));
+        cudaMemset(part.overflow, 0xff, passes * part.count);
         for (long b = begin; b < end; b++) part.residues += length[b];
         total_residues += part.residues;
         padded += (double)S * part.count;
@@ -130,9 +184,21 @@ int main(int argc, char **argv) {
     if (end != 0) { fprintf(stderr, "a sequence is longer than the longest class\n"); return 2; }
     auto run_pulse = [&](const LengthClass &p) {
         const AlignDbKernel &k = *p.kernel;
+#ifdef ALIGN_DB_SEGMENT
+        // Pass i reads the rows pass i - 1 wrote (rows[1] and rows[2] in turn).
+        for (int pass = 0; pass < passes; pass++) {
+            int16_t *const *above = p.rows[pass == 0 ? 0 : 1 + (pass - 1) % 2], *const *below = p.rows[1 + pass % 2];
+            const cudaError_t e = k.run(k.profile(profile[pass], p.count), k.subject(p.subject, p.count), k.lengths(p.lengths, p.count),
+                                        k.top_H(above[0], p.count), k.top_F(above[1], p.count), k.best(p.best + pass * p.count, p.count),
+                                        k.overflow(p.overflow + pass * p.count, p.count), k.bottom_H(below[0], p.count),
+                                        k.bottom_F(below[1], p.count), p.stream);
+            if (e != cudaSuccess) return e;
+        }
+        return cudaSuccess;
+#else
         return k.run(
 #ifdef ALIGN_DB_PROFILE
-                     k.profile(profile, p.count), k.subject(p.subject, p.count),
+                     k.profile(profile[0], p.count), k.subject(p.subject, p.count),
 #else
                      k.query(query, p.count), k.subject(p.subject, p.count), k.substitution(matrix, p.count),
 #endif
@@ -142,6 +208,7 @@ int main(int argc, char **argv) {
                      k.overflow(p.overflow, p.count),
 #endif
                      p.stream);
+#endif
     };
     auto run_peer = [&](const LengthClass &p) {
         align_one_thread_per_pair<<<(unsigned)((p.count + 127) / 128), 128, 0, p.stream>>>(query, Q, p.subject, p.kernel->S, p.lengths, p.count,
@@ -162,8 +229,10 @@ int main(int argc, char **argv) {
     };
     all([&](const LengthClass &p) { PULSE_CUDA_CHECK(run_pulse(p)); });
     PULSE_CUDA_CHECK(cudaDeviceSynchronize());
-    printf("align_db Q=%d: %ld sequences, %.0f residues (longest %d, %.2fx padded in their classes)\n", Q, N, total_residues, length[0],
+    printf("align_db Q=%d: %ld sequences, %.0f residues (longest %d, %.2fx padded in their classes)", Q, N, total_residues, length[0],
            padded / total_residues);
+    if (passes > 1) printf(", in %d passes of %d residues", passes, Q / passes);
+    printf("\n");
     for (const LengthClass &p : parts) {
         const float ms = (float)pulse::cuda::time_median_ms([&] { run_pulse(p); }, 1, 5, p.stream);
         printf("  class S<=%5d: %8ld sequences, %11.0f residues: Pulse %9.3f ms (%7.1f GCUPS)\n", p.kernel->S, p.count, p.residues, ms,
@@ -174,14 +243,23 @@ int main(int argc, char **argv) {
     PULSE_CUDA_CHECK(cudaDeviceSynchronize());
     long wrong = 0, flagged = 0;
     for (const LengthClass &p : parts) {
-        std::vector<Score> got(p.count);
+        std::vector<Score> got(p.count), pass_best(passes * p.count);
         std::vector<int> want(p.count);
-        std::vector<unsigned char> overflowed(p.count, 0);
-        cudaMemcpy(got.data(), p.best, p.count * sizeof(Score), cudaMemcpyDeviceToHost);
+        std::vector<unsigned char> overflowed(p.count, 0), pass_overflow(passes * p.count, 0);
+        cudaMemcpy(pass_best.data(), p.best, passes * p.count * sizeof(Score), cudaMemcpyDeviceToHost);
         cudaMemcpy(want.data(), p.peer, p.count * 4, cudaMemcpyDeviceToHost);
 #ifdef ALIGN_DB_NARROW
-        cudaMemcpy(overflowed.data(), p.overflow, p.count, cudaMemcpyDeviceToHost);
+        cudaMemcpy(pass_overflow.data(), p.overflow, passes * p.count, cudaMemcpyDeviceToHost);
 #endif
+        // The pair's score: the largest of its passes'; flagged if any pass is (a flag is 0 or 1).
+        for (long b = 0; b < p.count; b++) {
+            got[b] = pass_best[b];
+            overflowed[b] = pass_overflow[b];
+            for (int pass = 1; pass < passes; pass++) {
+                got[b] = std::max(got[b], pass_best[pass * p.count + b]);
+                overflowed[b] = overflowed[b] > 1 || pass_overflow[pass * p.count + b] > 1 ? 2 : overflowed[b] | pass_overflow[pass * p.count + b];
+            }
+        }
         for (long b = 0; b < p.count; b++) {
             // A flag is a bool (0 or 1); a pair not flagged has the exact score.
             const bool bad = overflowed[b] > 1 || (!overflowed[b] && got[b] != want[b]);

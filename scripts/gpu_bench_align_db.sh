@@ -23,7 +23,7 @@ sequences="${ALIGN_SEQUENCES:-1048576}"
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null
 failures=0
 dirs=()
-for d in "$gen"/q*/; do [[ -f "$d/kernels.h" ]] && dirs+=("${d%/}"); done
+for d in "$gen"/q*/ "$gen"/l*/; do [[ -f "$d/kernels.h" ]] && dirs+=("${d%/}"); done
 # shellcheck disable=SC2206  # NVCC_FLAGS is a list
 flags=(-O3 -std=c++17 -arch="$arch" -I"$gen" ${NVCC_FLAGS:-})
 # Every kernel object once, in parallel (one newer than its source is kept:
@@ -58,10 +58,18 @@ for d in "${dirs[@]}"; do
   if [[ ! -x "$out/${n}_bench" ]]; then
     echo "FAIL $n: did not build"; cat "$out/$n.build.log"; failures=$((failures + 1)); continue
   fi
-  "$out/${n}_bench" "$sequences" | tee "$out/$n.log" || failures=$((failures + 1))
-  csv="$(grep '^CSV,align_db' "$out/$n.log")"
-  IFS=, read -r _ _ cq cn cr cl pms pg ems eg check <<<"$csv"
-  [[ "$check" == PASS ]] && echo "$cq,$cn,$cr,$cl,$pms,$pg,$ems,$eg" >>"$out/align_db.csv"
+  # A folder of segment kernels runs every query length its file `queries` lists.
+  queries=""
+  [[ -f "$d/queries" ]] && queries="$(cat "$d/queries")"
+  for q in ${queries:-default}; do
+    log="$out/$n.log"
+    args=("$sequences")
+    [[ $q != default ]] && log="$out/${n}_q$q.log" && args+=("$q")
+    "$out/${n}_bench" "${args[@]}" | tee "$log" || failures=$((failures + 1))
+    csv="$(grep '^CSV,align_db' "$log")"
+    IFS=, read -r _ _ cq cn cr cl pms pg ems eg check <<<"$csv"
+    [[ "$check" == PASS ]] && echo "$cq,$cn,$cr,$cl,$pms,$pg,$ems,$eg" >>"$out/align_db.csv"
+  done
 done
 if [[ "${MEMCHECK:-1}" != 0 && ${#dirs[@]} -gt 0 ]]; then
   n="$(basename "${dirs[0]}")"; [[ -d "$gen/q128" ]] && n=q128  # the shortest query: memcheck is slow

@@ -1,6 +1,7 @@
 #include "exec/InputRegions.h"
 
 #include <climits>
+#include <cstring>
 #include <iomanip>
 #include <optional>
 #include <random>
@@ -60,6 +61,22 @@ auto dispatch(Halide::Type t, F f) {
 
 const uint8_t *element_bytes(const Halide::Buffer<> &b, const std::vector<int> &coords) {
     return dispatch(b.type(), [&](auto tag) { return (const uint8_t *)element_address<decltype(tag)>(b, coords); });
+}
+
+namespace {
+uint8_t poison_byte(const Halide::Type &t) { return t.is_float() ? 0xff : 0x5A; }
+}  // namespace
+
+void poison(Halide::Buffer<> &buffer) {
+    std::memset(buffer.raw_buffer()->host, poison_byte(buffer.type()), buffer.size_in_bytes());
+}
+
+bool is_poison_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {
+    const uint8_t *bytes = element_bytes(b, coords);
+    for (int i = 0; i < b.type().bytes(); i++) {
+        if (bytes[i] != poison_byte(b.type())) return false;
+    }
+    return true;
 }
 
 Scalar load_element(const Halide::Buffer<> &b, const std::vector<int> &coords) {

@@ -44,6 +44,13 @@ const uint8_t *element_bytes(const Halide::Buffer<> &buffer, const std::vector<i
 /// (integers wrap to the element's width, float32 rounds once).
 void store_element(Halide::Buffer<> &buffer, const std::vector<int> &coords, Scalar value);
 
+/// Fills `buffer` with values no kernel computes by accident: for floats a
+/// NaN whose every byte is 0xff (arithmetic makes other NaNs, so a poisoned
+/// element stays distinguishable from a computed NaN), 0x5A bytes for integers.
+void poison(Halide::Buffer<> &buffer);
+/// Whether element `coords` of `buffer` holds poison()'s bytes.
+bool is_poison_element(const Halide::Buffer<> &buffer, const std::vector<int> &coords);
+
 }  // namespace pulse
 
 #endif

@@ -79,7 +79,9 @@ public:
         EvalState state;
         state.coords = coords.data();
         std::vector<Buffer<>> out_buffers;
-        std::vector<std::vector<int64_t>> writer;  // per output element: the point index that wrote it, or -1
+        // Per output element: the point index that wrote it, or never_written,
+        // or past_bound (reached only past a data bound: left unwritten).
+        std::vector<std::vector<int64_t>> writer;
         std::vector<const Ure *> outs;
         // Each output's box: the range of its (affine) index over the domain.
         std::vector<std::vector<AffineForm>> out_forms;
@@ -101,8 +103,9 @@ public:
             }
             Buffer<> b(u.type, sizes, u.name);
             for (size_t d = 0; d < box.size(); d++) b.raw_buffer()->dim[d].min = (int)box[d].first;
+            if (in_data) poison(b);  // what the points past a bound leave
             out_buffers.push_back(b);
-            writer.emplace_back(count, -1);
+            writer.emplace_back(count, never_written);
             outs.push_back(&u);
             out_forms.push_back(forms);
             out_boxes.push_back(box);
@@ -116,6 +119,15 @@ public:
             combine.push_back(u->reduction ? std::optional<ReduceCombiner>(ReduceCombiner(u->reduction->op, u->type)) : std::nullopt);
             initial.push_back(u->reduction ? compile_initial_value(program, *u) : Closure());
         }
+        // The index of the element of output o that the point at `at` names.
+        auto element_of = [&](size_t o, const std::vector<int64_t> &at) {
+            int64_t element = 0, stride = 1;
+            for (size_t d = 0; d < out_forms[o].size(); d++) {
+                element += (out_forms[o][d].evaluate(at) - out_boxes[o][d].first) * stride;
+                stride *= out_boxes[o][d].second - out_boxes[o][d].first + 1;
+            }
+            return element;
+        };
         std::vector<int> out_coords;
         for (int64_t count = 0; count < total; count++) {
             if (progress && count % 65536 == 0) progress(count, total);
@@ -139,8 +151,13 @@ public:
                 const Ure &u = program.ures[k];
                 state.undefined = false;
                 if (!inside && !u.reduction) {
-                    if (!u.is_output) storage_of[k]->state[index] = OutsideDomain;
-                    out_i += u.is_output;
+                    if (!u.is_output) {
+                        storage_of[k]->state[index] = OutsideDomain;
+                        continue;
+                    }
+                    const size_t o = out_i++;
+                    int64_t &w = writer[o][element_of(o, coords)];
+                    if (w == never_written) w = past_bound;
                     continue;
                 }
                 Scalar v = inside ? compiled[k](state) : Scalar();
@@ -153,15 +170,9 @@ public:
                 size_t o = out_i++;
                 const bool contributes = inside && !state.undefined;
                 if (state.undefined && !u.reduction) continue;
-                const std::vector<AffineForm> &forms = out_forms[o];
-                out_coords.resize(forms.size());
-                int64_t element = 0, stride = 1;
-                for (size_t d = 0; d < forms.size(); d++) {
-                    int64_t c = forms[d].evaluate(coords);
-                    out_coords[d] = (int)c;
-                    element += (c - out_boxes[o][d].first) * stride;
-                    stride *= out_boxes[o][d].second - out_boxes[o][d].first + 1;
-                }
+                const int64_t element = element_of(o, coords);
+                out_coords.resize(out_forms[o].size());
+                for (size_t d = 0; d < out_forms[o].size(); d++) out_coords[d] = (int)out_forms[o][d].evaluate(coords);
                 if (u.reduction) {
                     if (writer[o][element] < 0) {
                         writer[o][element] = index;
@@ -184,7 +195,7 @@ public:
         Buffers result;
         for (size_t o = 0; o < outs.size(); o++) {
             for (size_t e = 0; e < writer[o].size(); e++) {
-                if (writer[o][e] < 0) {
+                if (writer[o][e] == never_written) {
                     std::vector<int> c;
                     int64_t rest = (int64_t)e;
                     for (const auto &[lo, hi] : out_boxes[o]) {
@@ -210,6 +221,7 @@ private:
     std::vector<Closure> compiled;
     Closure in_domain;  ///< the constraints (unset for a box)
     Closure in_data;    ///< the data bounds (unset if none)
+    static constexpr int64_t never_written = -1, past_bound = -2;  ///< an output element's writer before any point writes it
 
     /// The next point: an odometer over the loops in reference nesting, innermost fastest.
     void next_point(std::vector<int64_t> &coords, const std::vector<int64_t> &first, const std::vector<int64_t> &last) const {

@@ -15,7 +15,10 @@ namespace ir {
 /// Throws EvaluationError naming the URE and the point when a URE reads a value
 /// its select left undefined, a point outside the domain, a value the order has
 /// not computed yet, or an input outside its buffer; when an output element is
-/// written twice or never. `progress`, if given, hears the points done so far.
+/// written twice or never. Under a data bound, an output element whose point
+/// is past its instance's bound is not written: it holds poison() (a
+/// reduction's element keeps its initial value). `progress`, if given, hears
+/// the points done so far.
 Buffers realize(const UreProgram &program, const Buffers &inputs, const Progress &progress = {});
 
 /// Prints a point as `(c=3, q=0)`, outermost loop first.

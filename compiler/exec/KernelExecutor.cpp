@@ -1066,10 +1066,4 @@ std::string execute_against_reference(const kir::Kernel &kernel, const ir::UrePr
     return compare_outputs(expected, outputs);
 }
 
-void poison(Buffer<> &buffer) {
-    uint8_t *p = (uint8_t *)buffer.raw_buffer()->host;
-    size_t n = buffer.size_in_bytes();
-    std::memset(p, buffer.type().is_float() ? 0xff : 0x5A, n);
-}
-
 }  // namespace pulse

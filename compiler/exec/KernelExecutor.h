@@ -15,6 +15,7 @@
 #ifndef PULSE_KERNEL_EXECUTOR_H
 #define PULSE_KERNEL_EXECUTOR_H
 
+#include "exec/InputRegions.h"  // poison()
 #include "exec/Progress.h"
 #include "ir/KernelIR.h"
 #include "ir/UreProgram.h"
@@ -33,11 +34,6 @@ void execute_kernel(const kir::Kernel &kernel, Buffers &buffers, const Progress 
 /// The progress callbacks, if given, hear the reference's points and the kernel's array instances.
 std::string execute_against_reference(const kir::Kernel &kernel, const ir::UreProgram &program, uint32_t seed,
                                       const Progress &reference_progress = {}, const Progress &kernel_progress = {});
-
-/// Fills `buffer` with values no kernel computes by accident: for floats a
-/// NaN whose every byte is 0xff (arithmetic makes other NaNs, so a poisoned
-/// element stays distinguishable from a computed NaN), 0x5A bytes for integers.
-void poison(Halide::Buffer<> &buffer);
 
 }  // namespace pulse
 

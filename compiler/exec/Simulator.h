@@ -13,9 +13,9 @@ namespace pulse {
 Buffers simulate(const sys::SystolicProgram &program, const Buffers &inputs, const Progress &progress = {});
 
 /// Compares two sets of output buffers; returns "" if equal within a relative
-/// tolerance (float types; a NaN equals a computed NaN, never the float
-/// poison of KernelExecutor.h's poison()) or exactly (integers), else the
-/// first mismatch.
+/// tolerance (float types; a computed NaN equals a computed NaN, the poison
+/// of InputRegions.h's poison() the poison only) or exactly (integers), else
+/// the first mismatch.
 std::string compare_outputs(const Buffers &expected, const Buffers &actual, double tolerance = 1e-5);
 
 }  // namespace pulse

@@ -148,8 +148,9 @@ namespace {
 /// How a blocked aligner's batch is given: database sequences of one length
 /// (a box), of lengths read from an input (ragged), or one segment of a long
 /// query (a pass: the row above its first residue read from the inputs,
-/// its last row written out for the next pass).
-enum class Batch { Box, Ragged, Segment };
+/// its last row written out for the next pass), or a segment of a long query
+/// against a ragged batch (its rows written up to each sequence's length).
+enum class Batch { Box, Ragged, Segment, RaggedSegment };
 
 /// With `type` narrower than 32 bits, H, E, F and Best are computed in it and
 /// Overflow(b) flags a pair whose score may have left it (as
@@ -162,7 +163,8 @@ enum class Batch { Box, Ragged, Segment };
 /// cell reads one entry at (i, subject(j, b)), the K entries of a lane's
 /// residues one run of memory.
 Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(32), bool packed = false, bool profile = false) {
-    const bool ragged = batch == Batch::Ragged, segment = batch == Batch::Segment;
+    const bool ragged = batch == Batch::Ragged || batch == Batch::RaggedSegment;
+    const bool segment = batch == Batch::Segment || batch == Batch::RaggedSegment;
     const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
     const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
     const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
@@ -172,8 +174,9 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     Input lengths(Int(32), 1, "lengths");
     Input query_profile(Int(32), {Q, 24}, "profile");
     // A segment's row above: H and F of the previous segment's last residue
-    // (for the first segment, 0 and -16384: the values outside the matrix).
-    Input top_H(Int(32), 2, "top_H"), top_F(Int(32), 2, "top_F");
+    // (for the first segment, 0 and -16384: the values outside the matrix),
+    // in the scores' type, as the previous pass wrote them.
+    Input top_H(type, 2, "top_H"), top_F(type, 2, "top_F");
     Func H(type, {ii, io, j, b}, Place::Device, "H"), E(type, {ii, io, j, b}, Place::Device, "E"),
         F(type, {ii, io, j, b}, Place::Device, "F");
     Func Best(Place::Device, "Best"), Bottom_H(Place::Device, "Bottom_H"), Bottom_F(Place::Device, "Bottom_F");
@@ -206,10 +209,12 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
         Overflow(b) = Overflow(b) || H(ii, io, j, b) > cast(type, (1 << (type.bits() - 1)) - 1 - 127);
     }
     if (segment) {
-        // The last residue's row, for the next segment.
+        // The last residue's row, for the next segment (of a ragged batch:
+        // up to the sequence's length; the rest of its column is not written).
         Bottom_H(j, b) = select(io * K + ii == Q - 1, H(ii, io, j, b));
         Bottom_F(j, b) = select(io * K + ii == Q - 1, F(ii, io, j, b));
-        E.merge_ures(F, H, Best, Bottom_H, Bottom_F);
+        if (narrow) E.merge_ures(F, H, Best, Overflow, Bottom_H, Bottom_F);
+        else E.merge_ures(F, H, Best, Bottom_H, Bottom_F);
     } else if (narrow) {
         E.merge_ures(F, H, Best, Overflow);
     } else {
@@ -228,6 +233,7 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     // SHARED=0 reads it through L1, as the CM backend, which has no shared
     // memory, must.
     if (params.get_int("SHARED", 1, 0, 1)) (profile ? query_profile : substitution).in(E).store_in(MemoryType::Shared);
+    if (ragged && segment && profile) return Spec{Best, {query_profile, subject, lengths, top_H, top_F}};
     if (ragged && profile) return Spec{Best, {query_profile, subject, lengths}};
     if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
     if (segment) return Spec{Best, {query, subject, substitution, top_H, top_F}};
@@ -257,6 +263,14 @@ PULSE_REGISTER_SPEC("align_sw_ragged_profile_i16", "Smith-Waterman as align_sw_r
                     "packed in the lanes of 32-bit registers (each masked to its own length, each reading its own profile entries), "
                     "Overflow(b) flagging a pair to compute again in 32 bits",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true, true); });
+PULSE_REGISTER_SPEC("align_sw_ragged_segment_profile_i16", "one pass of Smith-Waterman as align_sw_ragged_profile_i16 over a "
+                    "segment of a long query: the row above its first residue read from top_H and top_F, its last residue's row "
+                    "written to Bottom_H and Bottom_F up to each database sequence's length, for the next pass (the pair's score "
+                    "is the largest Best over the passes, flagged if any pass flags it)",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::RaggedSegment, Int(16), true, true); });
+PULSE_REGISTER_SPEC("align_sw_ragged_segment_profile", "one pass of Smith-Waterman as align_sw_ragged_profile over a segment of a "
+                    "long query, its rows as align_sw_ragged_segment_profile_i16's, int32",
+                    [](const Params &p) { return smith_waterman_blocked(p, Batch::RaggedSegment, Int(32), false, true); });
 PULSE_REGISTER_SPEC("align_sw_ragged_profile", "Smith-Waterman as align_sw_ragged, scored from a query profile: profile(i, r), Q x 24, "
                     "the score of query residue i against residue r, read at (i, subject(j, b))",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(32), false, true); });
