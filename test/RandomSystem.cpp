@@ -819,8 +819,9 @@ bool uses_table(const System &system) {
 }
 
 int ragged_loop_for(const System &system, const Transform &transform) {
+    if (transform.source.size() >= system.loops()) return -1;  // no loop outside the array to read the bound at
     for (const Output &o : system.outputs) {
-        if (o.reduce < 0) return -1;
+        if (o.reduce < 0) continue;  // written point by point, up to the bound
         for (size_t l = 0; l < system.loops(); l++) {
             if (o.kept[l] && std::count(transform.source.begin(), transform.source.end(), (int)l)) return -1;
         }

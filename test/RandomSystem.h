@@ -198,8 +198,9 @@ bool uses_table(const System &system);
 void leave_out_kept_loop(const System &system, Transform &transform);
 
 /// A loop of `transform`'s array a data bound could bound (its time
-/// coefficient positive, its space ones zero) where every output is a
-/// reduction over the loops outside the array; -1 if none.
+/// coefficient positive, its space ones zero) where every reduction output
+/// reduces over the loops outside the array (an output that is not one is
+/// written up to the bound), and a loop lies outside the array; -1 if none.
 int ragged_loop_for(const System &system, const Transform &transform);
 
 /// Whether a recurrence reads `loop` at a higher value (a distance below 0
