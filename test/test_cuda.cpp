@@ -733,7 +733,8 @@ TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and
     // (The packed aligners at K = 4, S = 7: the same code, a third of it, for
     // the longest compile of the suite.)
     auto compile_params = [](const std::string &spec) {
-        return spec == "align_sw_blocked_i16" || spec == "align_sw_ragged_i16" || spec == "align_sw_ragged_profile_i16"
+        return spec == "align_sw_blocked_i16" || spec == "align_sw_ragged_i16" || spec == "align_sw_ragged_profile_i16" ||
+                       spec == "align_sw_ragged_segment_profile_i16"
                    ? test::params({{"K", 4}, {"S", 7}})
                    : Params();
     };

@@ -110,7 +110,8 @@ const std::set<std::string> known_to_spill = {"conv2d_os",      "conv2d_ssam",  
 // most of this test's time; every other spec at its defaults.
 Params intel_params(const std::string &spec) {
     Params p;
-    if (spec == "align_sw_blocked" || spec == "align_sw_ragged" || spec == "align_sw_segment" || spec == "align_sw_ragged_profile") {
+    if (spec == "align_sw_blocked" || spec == "align_sw_ragged" || spec == "align_sw_segment" || spec == "align_sw_ragged_profile" ||
+        spec == "align_sw_ragged_segment_profile") {
         p.set("K", 4), p.set("S", 7);
         p.set("SHARED", 0);  // CM has no shared memory: the table read through L1
     }
