@@ -10,11 +10,13 @@
 // times the batches; PULSE_SCALAR_CUDA_DIR=DIR also writes each batch's CUDA
 // kernel and a bit-for-bit check of it into DIR/batchSEED for a GPU
 // (scripts/gpu_scalar_semantics.sh).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -61,7 +63,7 @@ public:
     Expr draw(Type t, int depth) {
         if (t.is_bool()) return condition(depth);
         if (depth <= 0 || pick(4) == 0) return leaf(t);
-        switch (pick(9)) {
+        switch (pick(10)) {
         case 0: return draw(t, depth - 1) + draw(t, depth - 1);
         case 1: return draw(t, depth - 1) - draw(t, depth - 1);
         case 2: return draw(t, depth - 1) * draw(t, depth - 1);
@@ -78,6 +80,11 @@ public:
             if (is_const(e)) e = leaf(from.is_bool() ? t : from);
             return Halide::cast(t, e);
         }
+        case 8:
+            // Saturating + and - of integers (a float's are + and -).
+            if (t.is_float()) return draw(t, depth - 1) - draw(t, depth - 1);
+            return pick(2) ? pulse::saturating_add(draw(t, depth - 1), draw(t, depth - 1))
+                           : pulse::saturating_sub(draw(t, depth - 1), draw(t, depth - 1));
         default: {
             // abs: a signed integer's is the unsigned integer of its width.
             if (t.is_uint()) return Halide::abs(draw(t.with_code(Halide::Type::Int), depth - 1));
@@ -386,9 +393,8 @@ void write_cuda_bundle(const Batch &batch, const kir::Kernel &kernel, const Buff
     std::ofstream(dir / "main.cu") << m.str();
 }
 
-/// Runs one batch through every evaluator; returns the number of outputs compared.
-int check_batch(uint32_t seed, int count, const std::vector<Type> &io_types, bool with_cm) {
-    Batch batch = draw_batch(seed, count, io_types, !with_cm);
+/// Runs one batch (drawn from `seed`) through every evaluator; returns the number of outputs compared.
+int check_batch(const Batch &batch, uint32_t seed, bool with_cm) {
     const std::string name = "scalars";
     INFO("batch seed " << seed << " (PULSE_SCALAR_SEED=" << seed << ")");
     Buffers expected = ir::realize(batch.program, batch.inputs);
@@ -460,8 +466,8 @@ TEST_CASE("every evaluator computes the same bits for random expressions of ever
     for (int i = 0; i < 3 * scale; i++) {
         // All types through the interpreter, simulator, executor and C++
         // reference; dword inputs and outputs through the CM emulation too.
-        compared += check_batch(seed + 2 * i, 40, all_types, false);
-        compared += check_batch(seed + 2 * i + 1, 40, dword_types, true);
+        compared += check_batch(draw_batch(seed + 2 * i, 40, all_types, true), seed + 2 * i, false);
+        compared += check_batch(draw_batch(seed + 2 * i + 1, 40, dword_types, false), seed + 2 * i + 1, true);
     }
     std::cout << "scalar semantics: " << compared << " random expressions compared bit for bit on 5 evaluators\n";
 }
@@ -593,6 +599,78 @@ std::string opencl_semantics_program(const std::string &helpers) {
 }  // namespace
 
 extern const char *const pulse_opencl_helpers_text;  // runtime/emitted/opencl_helpers.cl
+
+TEST_CASE("saturating_add and saturating_sub clamp at the ends of every integer type, on every evaluator and in every printed program", "[scalar]") {
+    // Each integer type: its edge values against each other (the clamp
+    // both ways, and no clamp), the expected value computed here in 128 bits.
+    for (const bool with_cm : {false, true}) {
+        Var c("c"), q("q"), b("b"), s("s"), t("t");
+        Batch batch;
+        std::vector<Func> outs;
+        std::vector<std::function<bool(const Halide::Buffer<> &)>> checks;
+        std::mt19937 rng(5);
+        for (Type ty : with_cm ? dword_types : all_types) {
+            if (ty.is_float()) continue;
+            const std::string x = "in_" + type_name(ty) + "_a", y = "in_" + type_name(ty) + "_b";
+            Input in_x(ty, 1, x), in_y(ty, 1, y);
+            Halide::Buffer<> bx(ty, {lanes}, x), by(ty, {lanes}, y);
+            with_type(ty, [&](auto tag) {
+                using T = decltype(tag);
+                std::vector<T> values = edge_values<T>(rng);
+                for (int k = 0; k < lanes; k++) {
+                    ((T *)bx.raw_buffer()->host)[k] = values[k % values.size()];
+                    ((T *)by.raw_buffer()->host)[k] = values[(k * 7 + 3) % values.size()];
+                }
+                return 0;
+            });
+            batch.inputs[x] = bx, batch.inputs[y] = by;
+            batch.input_order.push_back(x), batch.input_order.push_back(y);
+            for (const bool add : {true, false}) {
+                Func out(Place::Device, "Out" + std::to_string(outs.size()));
+                const Expr e = add ? pulse::saturating_add(in_x(b * lanes + c), in_y(b * lanes + c))
+                                   : pulse::saturating_sub(in_x(b * lanes + c), in_y(b * lanes + c));
+                out(b * lanes + c) = e;
+                outs.push_back(out);
+                batch.expressions.push_back(ir::to_source(e));
+                checks.push_back([=](const Halide::Buffer<> &got) {
+                    return with_type(ty, [&](auto tag) {
+                        using T = decltype(tag);
+                        for (int k = 0; k < lanes; k++) {
+                            const __int128 u = ((const T *)bx.raw_buffer()->host)[k], v = ((const T *)by.raw_buffer()->host)[k];
+                            const __int128 exact = add ? u + v : u - v;
+                            const __int128 want = std::clamp<__int128>(exact, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+                            if ((__int128)((const T *)got.raw_buffer()->host)[k] != want) return false;
+                        }
+                        return true;
+                    });
+                });
+            }
+        }
+        Func first(Halide::Int(32), {c, q, b}, Place::Device, "Pe");
+        first(c, q, b) = c;
+        first.merge_ures(outs).set_bounds(c, 0, lanes, q, 0, 1, b, 0, 1);
+        first.gpu_blocks(b);
+        first.space_time_transform({c, q}, {s, t}, {1, 0, /**/ 0, 1});
+        batch.program = first.lower();
+        // The reference's answers are the clamped ones; then every evaluator's bits are the reference's.
+        const Buffers expected = ir::realize(batch.program, batch.inputs);
+        for (size_t k = 0; k < outs.size(); k++) {
+            INFO(batch.expressions[k]);
+            CHECK(checks[k](expected.at("Out" + std::to_string(k))));
+        }
+        CHECK(check_batch(batch, 0, with_cm) == (int)outs.size());
+        // The printed programs call the saturating functions (not a lowering of them).
+        const std::string reference = emit_reference_cpp(batch.program, "scalars", batch.input_order);
+        CHECK(reference.find("pulse_sat_add<") != std::string::npos);
+        CHECK(reference.find("pulse_sat_sub<") != std::string::npos);
+    }
+    // A float is refused, naming the fix.
+    Input f(Halide::Float(32), 1, "f");
+    Var i("i");
+    CHECK_THROWS_WITH(pulse::saturating_add(f(i), f(i)), Catch::Matchers::Contains("saturating arithmetic takes integers"));
+    Input g(Halide::Int(16), 1, "g");
+    CHECK_THROWS_WITH(pulse::saturating_sub(g(i), f(i)), Catch::Matchers::Contains("cast one to the other's type"));
+}
 
 TEST_CASE("the OpenCL rendition of the scalar semantics computes the same bits as pulse/ScalarSemantics.h", "[scalar][opencl]") {
     // OpenCL C has no templates, so OpenCL kernels carry their own copy of

@@ -6,6 +6,8 @@
 #include <optional>
 #include <sstream>
 
+#include "ir/Scalar.h"
+
 extern const char *const pulse_scalar_semantics_header_text;  // pulse/ScalarSemantics.h (EmbedFile.cmake)
 
 namespace pulse {
@@ -150,12 +152,18 @@ private:
         if (const And *op = e.as<And>()) return call2("pulse_vand", op->a, op->b);
         if (const Or *op = e.as<Or>()) return call2("pulse_vor", op->a, op->b);
         if (const Not *op = e.as<Not>()) return "pulse_vnot(" + print(op->a) + ")";
+        if (const Call *op = e.as<Call>()) {
+            if (BinaryOp saturating; saturating_op(op, &saturating)) {
+                binary_fn(saturating, op->type.element_of());  // refuses a float
+                return call2(saturating == BinaryOp::SaturatingAdd ? "pulse_vsat_add" : "pulse_vsat_sub", op->args[0], op->args[1]);
+            }
+        }
         if (const Select *op = e.as<Select>()) {
             if (op->condition.type().is_scalar()) return "(" + print(op->condition) + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
             return "pulse_vselect(" + print(op->condition) + ", " + print(op->true_value) + ", " + print(op->false_value) + ")";
         }
         compile_error("the vector expression '", ir::to_source(e), "' has no C form (vectors: +, -, *, /, %, min, max, comparisons, "
-                      "logic, select, casts, broadcasts, ramps and shuffles)");
+                      "logic, select, casts, broadcasts, ramps, shuffles, saturating_add and saturating_sub)");
         return "";
     }
 
@@ -261,6 +269,10 @@ private:
             if (at.is_float()) return semantics_call("pulse_fabs", {at}, {args[0]});
             if (at.is_uint()) return args[0];
             return semantics_call("pulse_iabs", {op->type, at}, {args[0]});
+        }
+        if (BinaryOp saturating; saturating_op(op, &saturating)) {
+            binary_fn(saturating, op->type);  // refuses a float
+            return semantics_call(saturating == BinaryOp::SaturatingAdd ? "pulse_sat_add" : "pulse_sat_sub", {op->type}, args);
         }
         const std::string &n = op->name;
         if (n == "sqrt_f32" || n == "exp_f32" || n == "floor_f32") return n.substr(0, n.size() - 4) + "f(" + args[0] + ")";

@@ -12,6 +12,7 @@
 #include "ir/LaneVarying.h"
 #include "codegen/KernelPrinter.h"
 #include "ir/ExactSimplify.h"
+#include "ir/Scalar.h"
 
 // runtime/cm_emu/cm/cm.h as text (cmake/EmbedFile.cmake).
 extern const char *const pulse_cm_emulation_header_text;
@@ -201,6 +202,10 @@ private:
                 return plain(t);
             }
             if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost)) return vec(op->args[0]);
+            if (BinaryOp saturating; saturating_op(op, &saturating)) {
+                binary_fn(saturating, t);  // refuses a float
+                return lanewise(saturating == BinaryOp::SaturatingAdd ? "pulse_vsat_add" : "pulse_vsat_sub", t, op->args[0], op->args[1]);
+            }
             if (op->is_intrinsic(Call::abs)) {
                 const Type at = op->args[0].type();
                 if (at.is_uint()) return vec(op->args[0]);
@@ -481,7 +486,7 @@ private:
 };
 /// Lane-wise helpers of the printed kernels: select, and the operations
 /// whose semantics pulse/ScalarSemantics.h defines (integer / and %, float
-/// min and max), applied lane by lane with its functions.
+/// min and max, saturating + and -), applied lane by lane with its functions.
 std::string vector_helpers() {
     std::string s = "template <typename T, int N>\n"
                     "inline vector<T, N> pulse_vselect(vector<ushort, N> c, vector<T, N> a, vector<T, N> b) {\n"
@@ -489,7 +494,7 @@ std::string vector_helpers() {
                     "    r.merge(a, c);\n"
                     "    return r;\n"
                     "}\n";
-    for (const char *fn : {"div", "mod", "fmin", "fmax"}) {
+    for (const char *fn : {"div", "mod", "fmin", "fmax", "sat_add", "sat_sub"}) {
         s += std::string("template <typename T, int N>\n") + "inline vector<T, N> pulse_v" + fn +
              "(vector<T, N> a, vector<T, N> b) {\n"
              "    vector<T, N> r;\n"

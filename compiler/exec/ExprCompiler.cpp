@@ -147,6 +147,11 @@ private:
             const UnaryFn fn = abs_fn(op->args.at(0).type());
             return [a, fn](EvalState &s) { return fn(a(s)); };
         }
+        if (BinaryOp saturating; saturating_op(op, &saturating)) {
+            Closure a = args.at(0), b = args.at(1);
+            const BinaryFn fn = binary_fn(saturating, t);
+            return [a, b, fn](EvalState &s) { return fn(a(s), b(s)); };
+        }
         if (const UnaryFn fn = math_fn(op->name, t)) {
             Closure a = args.at(0);
             return [a, fn](EvalState &s) { return fn(a(s)); };

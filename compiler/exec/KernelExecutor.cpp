@@ -752,6 +752,9 @@ private:
         if (const Mod *op = e.as<Mod>()) return lane_binary(BinaryOp::Mod, op->a, op->b);
         if (const Min *op = e.as<Min>()) return lane_binary(BinaryOp::Min, op->a, op->b);
         if (const Max *op = e.as<Max>()) return lane_binary(BinaryOp::Max, op->a, op->b);
+        if (const Call *op = e.as<Call>()) {
+            if (BinaryOp saturating; saturating_op(op, &saturating)) return lane_binary(saturating, op->args[0], op->args[1]);
+        }
         auto lane_compare = [&](const Expr &a, const Expr &b, auto cmp) {
             const Type at = a.type().element_of();
             const Value x = eval_lane(a, l, k), y = eval_lane(b, l, k);
@@ -982,6 +985,7 @@ private:
             const Type at = op->args[0].type();
             return from_scalar(op->type, abs_fn(at)(to_scalar(at, eval(op->args[0], l))));
         }
+        if (BinaryOp saturating; saturating_op(op, &saturating)) return binary(saturating, op->args[0], op->args[1], l);
         if (const UnaryFn fn = op->args.size() == 1 ? math_fn(n, op->type) : nullptr) {
             return from_scalar(op->type, fn(to_scalar(op->args[0].type(), eval(op->args[0], l))));
         }

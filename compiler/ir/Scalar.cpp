@@ -86,6 +86,8 @@ Scalar apply(const Scalar &sa, const Scalar &sb) {
         if constexpr (op == BinaryOp::Mod) return put<T>(pulse_mod<T>(a, b));
         if constexpr (op == BinaryOp::Min) return put<T>(a < b ? a : b);
         if constexpr (op == BinaryOp::Max) return put<T>(a > b ? a : b);
+        if constexpr (op == BinaryOp::SaturatingAdd) return put<T>(pulse_sat_add<T>(a, b));
+        if constexpr (op == BinaryOp::SaturatingSub) return put<T>(pulse_sat_sub<T>(a, b));
     }
     return Scalar();
 }
@@ -100,6 +102,8 @@ BinaryFn binary_fn_of(BinaryOp op) {
     case BinaryOp::Mod: return apply<T, BinaryOp::Mod>;
     case BinaryOp::Min: return apply<T, BinaryOp::Min>;
     case BinaryOp::Max: return apply<T, BinaryOp::Max>;
+    case BinaryOp::SaturatingAdd: return apply<T, BinaryOp::SaturatingAdd>;
+    case BinaryOp::SaturatingSub: return apply<T, BinaryOp::SaturatingSub>;
     }
     return nullptr;
 }
@@ -162,7 +166,16 @@ BinaryFn binary_fn(BinaryOp op, Type t) {
     if (t.is_bool() && op != BinaryOp::Min && op != BinaryOp::Max) {
         compile_error("arithmetic on bool values is not part of the language (only min and max, which are && and ||)");
     }
+    if (!t.is_int() && !t.is_uint() && (op == BinaryOp::SaturatingAdd || op == BinaryOp::SaturatingSub)) {
+        compile_error("saturating_add and saturating_sub take integers, not ", t, ": a float's + and - already saturate to infinity");
+    }
     return with_c_type(t, [&](auto tag) { return binary_fn_of<decltype(tag)>(op); });
+}
+
+bool saturating_op(const Halide::Internal::Call *op, BinaryOp *result) {
+    if (op->is_intrinsic(Halide::Internal::Call::saturating_add)) return *result = BinaryOp::SaturatingAdd, true;
+    if (op->is_intrinsic(Halide::Internal::Call::saturating_sub)) return *result = BinaryOp::SaturatingSub, true;
+    return false;
 }
 
 UnaryFn abs_fn(Type operand) {

@@ -104,15 +104,21 @@ private:
 };
 
 /// The binary arithmetic of the language (operands and result of one type).
-enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max };
+/// SaturatingAdd and SaturatingSub are Halide's saturating_add and
+/// saturating_sub, of integers only.
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, SaturatingAdd, SaturatingSub };
 /// One operation at one type, as pulse/ScalarSemantics.h defines it (the
 /// functions generated code calls): integers wrap, division is Euclidean
 /// with x / 0 = 0, float min/max ignore NaN. Looked up once per operation
 /// site, so evaluators pay no dispatch per value.
 using BinaryFn = Scalar (*)(const Scalar &, const Scalar &);
 /// The function of `op` at type `t`; throws CompileError where the language
-/// has no such operation (arithmetic on bool other than min/max).
+/// has no such operation (arithmetic on bool other than min/max, saturating
+/// arithmetic on floats).
 BinaryFn binary_fn(BinaryOp op, Halide::Type t);
+/// The BinaryOp of a call of Halide's saturating_add or saturating_sub (of
+/// scalars or vectors); false for any other call.
+bool saturating_op(const Halide::Internal::Call *op, BinaryOp *result);
 
 /// A math function of the language (Halide's sqrt, exp, log, sin, cos,
 /// floor, ceil, abs as the calls name them: "sqrt_f32", ...) at float type

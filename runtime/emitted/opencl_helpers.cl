@@ -18,7 +18,9 @@ typedef ulong uint64_t;
     static inline T pulse_sub_##T(T a, T b) { return (T)((W)a - (W)b); }                                 \
     static inline T pulse_mul_##T(T a, T b) { return (T)((W)a * (W)b); }                                 \
     static inline T pulse_min_##T(T a, T b) { return a < b ? a : b; }                                    \
-    static inline T pulse_max_##T(T a, T b) { return a > b ? a : b; }
+    static inline T pulse_max_##T(T a, T b) { return a > b ? a : b; }                                    \
+    static inline T pulse_sat_add_##T(T a, T b) { return add_sat(a, b); }                                \
+    static inline T pulse_sat_sub_##T(T a, T b) { return sub_sat(a, b); }
 #define PULSE_CL_SIGNED(T, U, W)                                                                         \
     PULSE_CL_WRAPPING(T, W)                                                                              \
     static inline T pulse_div_##T(T a, T b) {                                                            \

@@ -99,6 +99,28 @@ PULSE_SCALAR_FN T pulse_min(T a, T b) { return a < b ? a : b; }
 template <typename T>
 PULSE_SCALAR_FN T pulse_max(T a, T b) { return a > b ? a : b; }
 
+/// Saturating integer + and - (Halide's saturating_add, saturating_sub): the
+/// exact result clamped to T's range. The wrapped result tells an overflow:
+/// it moved the wrong way from a.
+template <typename T>
+PULSE_SCALAR_FN T pulse_sat_add(T a, T b) {
+    const T r = pulse_add<T>(a, b);
+    if (!pulse_is_signed<T>()) return r < a ? (T)~(T)0 : r;
+    const T largest = (T)(((typename pulse_wide<T>::type)1 << (sizeof(T) * 8 - 1)) - 1);
+    if (b > 0 && r < a) return largest;
+    if (b < 0 && r > a) return (T)(-largest - 1);
+    return r;
+}
+template <typename T>
+PULSE_SCALAR_FN T pulse_sat_sub(T a, T b) {
+    const T r = pulse_sub<T>(a, b);
+    if (!pulse_is_signed<T>()) return a < b ? (T)0 : r;
+    const T largest = (T)(((typename pulse_wide<T>::type)1 << (sizeof(T) * 8 - 1)) - 1);
+    if (b < 0 && r < a) return largest;
+    if (b > 0 && r > a) return (T)(-largest - 1);
+    return r;
+}
+
 /// min and max of floats: a NaN operand is ignored (the other is the result;
 /// NaN only if both are), and -0 is below +0. Symmetric, so operand order
 /// (which simplifiers change) never changes the bits.

@@ -46,6 +46,14 @@ struct UreProgram;
 /// elsewhere. Reading an undefined value is an error the compiler reports.
 Expr select(Expr condition, Expr value);
 
+/// Saturating integer + and -: the exact sum or difference clamped to the
+/// operands' type (int16: 30000 + 10000 = 32767), Halide's saturating_add and
+/// saturating_sub. Integers of one type only: a float is refused (its + and -
+/// already saturate to infinity). Every evaluator and backend computes the
+/// same bits (packed int16 on CUDA: __vaddss2, __vsubss2).
+Expr saturating_add(Expr a, Expr b);
+Expr saturating_sub(Expr a, Expr b);
+
 /// Flags for space_time_transform.
 enum class SpaceTimeTransform {
     /// Guard each PE step with "this (PE, time) has a preimage in the domain".
