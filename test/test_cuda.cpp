@@ -739,6 +739,8 @@ TEST_CASE("cuda: every printed kernel compiles for sm_90 with no stack frame and
                    : Params();
     };
     for (const std::string &spec : example_specs()) cases.push_back({spec, spec, compile_params(spec)});
+    // The packed aligner's sums saturating (__vaddss2).
+    cases.push_back({"align_sw_ragged_profile_i16", "align_sw_ragged_profile_i16_saturate", test::params({{"K", 4}, {"S", 7}, {"SATURATE", 1}})});
     // Arrays wider than a warp: 2 and 8 PEs per lane.
     cases.push_back({"conv1d_sbm", "conv1d_sbm_c40", test::params({{"C", 40}})});
     cases.push_back({"conv1d_sbm", "conv1d_sbm_c252", test::params({{"C", 252}})});

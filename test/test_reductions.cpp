@@ -10,6 +10,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "codegen/CodeGenCudaKernel.h"
 #include "exec/KernelExecutor.h"
 #include "exec/Simulator.h"
 #include "lower/LowerToKernel.h"
@@ -707,11 +708,15 @@ TEST_CASE("align_sw_ragged_profile and _i16: the query profile staged once per b
     CHECK_THROWS_WITH(optimize_kernel(kernel), Contains("profile (193536 bytes, one copy for the block)") && Contains("--max-shared-bytes"));
 }
 
-TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave int16, from Best's total, on every evaluator", "[reductions][align][vectors]") {
+TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave int16, from Best's total, on every evaluator; with SATURATE=1 its sums saturate and only a score past 32766 is flagged", "[reductions][align][vectors]") {
     // A profile of 100 for a match and -3 otherwise (entries within
     // [-128, 127], as the flag assumes): a subject equal to the query scores
     // 100 a residue. Lengths around the flag's edge (H > 32640): 326 matches
-    // score 32600 (kept), 327 score 32700 (flagged), the whole query 33300.
+    // score 32600 (kept), 327 score 32700 (flagged; kept when the sums
+    // saturate, whose edge is 32766), the whole query 33300.
+    const int saturate = GENERATE(0, 1);
+    INFO("SATURATE=" << saturate);
+    const int edge = saturate ? 32766 : 32640;
     const int Q = 333, K = 11, S = 335;
     const std::vector<int> lengths{326, 327, 335, 1, 0, 200, 334};
     const int B = (int)lengths.size();
@@ -731,10 +736,11 @@ TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave 
         }
         store_element(length, {b}, Scalar::of_int(lengths[b]));
         const int score = smith_waterman(q, own, [&](int x, int y) { return x == y ? 100 : -3; }, 5, 2);
-        store_element(overflow, {b}, Scalar::of_uint(score > 32640));
-        if (score <= 32640) store_element(best, {b}, Scalar::of_int(score));
+        store_element(overflow, {b}, Scalar::of_uint(score > edge));
+        // Saturating, a flagged pair's Best is the type's largest value.
+        store_element(best, {b}, Scalar::of_int(score <= edge ? score : saturate ? 32767 : -1));
     }
-    const Params p = params({{"Q", Q}, {"K", K}, {"S", S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}});
+    const Params p = params({{"Q", Q}, {"K", K}, {"S", S}, {"B", B}, {"OPEN", 5}, {"EXTEND", 2}, {"SATURATE", saturate}});
     const ir::UreProgram program = build_spec("align_sw_ragged_profile_i16", p).output.lower();
     const Buffers inputs{{"profile", profile}, {"subject", subject}, {"lengths", length}};
     const std::vector<std::string> order{"profile", "subject", "lengths"};
@@ -742,10 +748,20 @@ TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave 
     for (int b = 0; b < B; b++) {
         INFO("database sequence " << b << " of " << lengths[b] << " residues");
         CHECK(load_element(realized.at("Overflow"), {b}).as_uint() == load_element(overflow, {b}).as_uint());
-        if (!load_element(overflow, {b}).as_uint()) CHECK(load_element(realized.at("Best"), {b}).as_int() == load_element(best, {b}).as_int());
+        if (!load_element(overflow, {b}).as_uint() || saturate) {
+            CHECK(load_element(realized.at("Best"), {b}).as_int() == load_element(best, {b}).as_int());
+        }
     }
     CHECK(load_element(overflow, {0}).as_uint() == 0);
-    CHECK(load_element(overflow, {1}).as_uint() == 1);
+    CHECK(load_element(overflow, {1}).as_uint() == (saturate ? 0 : 1));
+    CHECK(load_element(overflow, {2}).as_uint() == 1);
+    // The kernel computes the sums with the saturating instruction, or without it.
+    {
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), program.name, order);
+        optimize_kernel(kernel);
+        const std::string cuda = print_cuda(kernel).kernel;
+        CHECK((cuda.find("pulse_vsat_add(") != std::string::npos) == (saturate == 1));
+    }
     // Every evaluator computes the same bits, the flagged pairs' wrapped Best included.
     check_every_evaluator(program, inputs, realized, order);
     // The kernel accumulates no flag per step: it tests Best's total once.

@@ -152,18 +152,12 @@ private:
         if (const And *op = e.as<And>()) return call2("pulse_vand", op->a, op->b);
         if (const Or *op = e.as<Or>()) return call2("pulse_vor", op->a, op->b);
         if (const Not *op = e.as<Not>()) return "pulse_vnot(" + print(op->a) + ")";
-        if (const Call *op = e.as<Call>()) {
-            if (BinaryOp saturating; saturating_op(op, &saturating)) {
-                binary_fn(saturating, op->type.element_of());  // refuses a float
-                return call2(saturating == BinaryOp::SaturatingAdd ? "pulse_vsat_add" : "pulse_vsat_sub", op->args[0], op->args[1]);
-            }
-        }
         if (const Select *op = e.as<Select>()) {
             if (op->condition.type().is_scalar()) return "(" + print(op->condition) + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
             return "pulse_vselect(" + print(op->condition) + ", " + print(op->true_value) + ", " + print(op->false_value) + ")";
         }
         compile_error("the vector expression '", ir::to_source(e), "' has no C form (vectors: +, -, *, /, %, min, max, comparisons, "
-                      "logic, select, casts, broadcasts, ramps, shuffles, saturating_add and saturating_sub)");
+                      "logic, select, casts, broadcasts, ramps and shuffles)");
         return "";
     }
 
@@ -271,8 +265,11 @@ private:
             return semantics_call("pulse_iabs", {op->type, at}, {args[0]});
         }
         if (BinaryOp saturating; saturating_op(op, &saturating)) {
-            binary_fn(saturating, op->type);  // refuses a float
-            return semantics_call(saturating == BinaryOp::SaturatingAdd ? "pulse_sat_add" : "pulse_sat_sub", {op->type}, args);
+            binary_fn(saturating, op->type.element_of());  // refuses a float
+            const bool add = saturating == BinaryOp::SaturatingAdd;
+            // Vectors lane by lane (pulse_vectors.cuh; packed int16: __vaddss2, __vsubss2).
+            if (op->type.is_vector()) return std::string(add ? "pulse_vsat_add(" : "pulse_vsat_sub(") + args[0] + ", " + args[1] + ")";
+            return semantics_call(add ? "pulse_sat_add" : "pulse_sat_sub", {op->type}, args);
         }
         const std::string &n = op->name;
         if (n == "sqrt_f32" || n == "exp_f32" || n == "floor_f32") return n.substr(0, n.size() - 4) + "f(" + args[0] + ")";

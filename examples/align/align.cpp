@@ -168,6 +168,11 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     const int K = params.get_int("K", 8, 1, 64);  // query residues per lane
     const int Q = params.get_int("Q", 24, 1, 64 * 32), S = params.get_int("S", 13, 1, 1 << 16), B = params.get_int("B", 5, 1, 1 << 24);
     const int open = params.get_int("OPEN", 11, 0, 1000), extend = params.get_int("EXTEND", 1, 0, 1000);
+    // SATURATE=1 (narrow types): the diagonal's sum saturates at the type's
+    // largest value instead of wrapping, and a pair is flagged only where an
+    // H reached it (int16: scores to 32766 exact, not 32640).
+    const bool saturate = params.get_int("SATURATE", 0, 0, 1);
+    if (saturate && type.bits() >= 32) compile_error("SATURATE=1: the ", type, " aligner has no Overflow flag to saturate for; use an _i16 spec");
     const int lanes = (Q + K - 1) / K;
     Var ii("ii"), io("io"), j("j"), b("b"), s1("s1"), s2("s2"), t("t");
     Input query(Int(32), 1, "query"), subject(Int(32), 2, "subject"), substitution(Int(32), {24, 24}, "substitution");
@@ -196,7 +201,8 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - gap_extend, h_left - gap_open);
     F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - gap_extend, h_up - gap_open);
     Expr score = cast(type, profile ? query_profile(io * K + ii, subject(j, b)) : substitution(query(io * K + ii), subject(j, b)));
-    H(ii, io, j, b) = max(max(zero, h_diagonal + score), max(E(ii, io, j, b), F(ii, io, j, b)));
+    const Expr diagonal_sum = saturate ? saturating_add(h_diagonal, score) : h_diagonal + score;
+    H(ii, io, j, b) = max(max(zero, diagonal_sum), max(E(ii, io, j, b), F(ii, io, j, b)));
     Best(b) = zero;
     Best(b) = max(Best(b), H(ii, io, j, b));
     const bool narrow = type.bits() < 32;
@@ -205,8 +211,9 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
         // sum leaves the type for a table of entries in [-128, 127] (as
         // BLOSUM62's, in [-4, 11]); a pair whose H passed it is flagged, to
         // be computed again in 32 bits.
+        const int largest = (1 << (type.bits() - 1)) - 1;
         Overflow(b) = cast(Bool(), 0);
-        Overflow(b) = Overflow(b) || H(ii, io, j, b) > cast(type, (1 << (type.bits() - 1)) - 1 - 127);
+        Overflow(b) = Overflow(b) || H(ii, io, j, b) > cast(type, saturate ? largest - 1 : largest - 127);
     }
     if (segment) {
         // The last residue's row, for the next segment (of a ragged batch:

@@ -42,6 +42,10 @@ protected:
             }
             inputs[op->name] = decl;
         }
+        if ((op->is_intrinsic(Call::saturating_add) || op->is_intrinsic(Call::saturating_sub)) && !op->type.is_int() && !op->type.is_uint()) {
+            compile_error(ir::to_source(Expr(op)), ": ", op->name, " of ", op->type, " values; saturating arithmetic takes integers (a ",
+                          "float's + and - already saturate to infinity): write + or -");
+        }
         std::string callee = ir::recurrence_callee(op);
         if (!callee.empty()) callees.push_back(callee);
         IRVisitor::visit(op);

@@ -95,20 +95,6 @@ Expr select(Expr condition, Expr value) {
     return Halide::select(condition, value, ir::undefined_value(value.type()));
 }
 
-namespace {
-Expr saturating(const char *name, Expr a, Expr b, Expr (*make)(Expr, Expr)) {
-    if (!a.defined() || !b.defined()) compile_error(name, "(a, b): both arguments must be defined");
-    if (a.type() != b.type()) compile_error(name, "(a, b): the operands are ", a.type(), " and ", b.type(), "; cast one to the other's type");
-    if (!a.type().is_int() && !a.type().is_uint()) {
-        compile_error(name, "(a, b) of ", a.type(), ": saturating arithmetic takes integers (a float's + and - already saturate)");
-    }
-    return make(std::move(a), std::move(b));
-}
-}  // namespace
-
-Expr saturating_add(Expr a, Expr b) { return saturating("saturating_add", std::move(a), std::move(b), Halide::Internal::saturating_add); }
-Expr saturating_sub(Expr a, Expr b) { return saturating("saturating_sub", std::move(a), std::move(b), Halide::Internal::saturating_sub); }
-
 // ---------------------------------------------------------------- Input
 
 Input::Input(Type type, int dimensions, const std::string &name) {

@@ -48,11 +48,12 @@ Expr select(Expr condition, Expr value);
 
 /// Saturating integer + and -: the exact sum or difference clamped to the
 /// operands' type (int16: 30000 + 10000 = 32767), Halide's saturating_add and
-/// saturating_sub. Integers of one type only: a float is refused (its + and -
-/// already saturate to infinity). Every evaluator and backend computes the
-/// same bits (packed int16 on CUDA: __vaddss2, __vsubss2).
-Expr saturating_add(Expr a, Expr b);
-Expr saturating_sub(Expr a, Expr b);
+/// saturating_sub (operands of two types meet in one, as Halide's +). Integers
+/// only: a float is refused when the spec is lowered (its + and - already
+/// saturate to infinity). Every evaluator and backend computes the same bits
+/// (packed int16 on CUDA: __vaddss2, __vsubss2).
+using Halide::Internal::saturating_add;
+using Halide::Internal::saturating_sub;
 
 /// Flags for space_time_transform.
 enum class SpaceTimeTransform {
