@@ -183,9 +183,21 @@ struct Batch {
     Buffers inputs;
 };
 
+/// The program of `outs` (each written at b * lanes + c): one array of
+/// `lanes` PEs, its loop nest owned by a recurrence that holds the PE's index.
+ir::UreProgram program_of(std::vector<Func> &outs, const Var &c, const Var &b) {
+    Var q("q"), s("s"), t("t");
+    Func first(Halide::Int(32), {c, q, b}, Place::Device, "Pe");
+    first(c, q, b) = c;
+    first.merge_ures(outs).set_bounds(c, 0, lanes, q, 0, 1, b, 0, 1);
+    first.gpu_blocks(b);
+    first.space_time_transform({c, q}, {s, t}, {1, 0, /**/ 0, 1});
+    return first.lower();
+}
+
 Batch draw_batch(uint32_t seed, int count, const std::vector<Type> &io_types, bool float_mod) {
     std::mt19937 rng(seed);
-    Var c("c"), q("q"), b("b"), s("s"), t("t");
+    Var c("c"), b("b");
     std::map<std::string, Input> inputs;
     Batch batch;
     for (Type ty : io_types) {
@@ -211,13 +223,7 @@ Batch draw_batch(uint32_t seed, int count, const std::vector<Type> &io_types, bo
         outs.push_back(out);
         batch.expressions.push_back(ir::to_source(e));
     }
-    // A loop nest is owned by a recurrence: one that holds the PE's index.
-    Func first(Halide::Int(32), {c, q, b}, Place::Device, "Pe");
-    first(c, q, b) = c;
-    first.merge_ures(outs).set_bounds(c, 0, lanes, q, 0, 1, b, 0, 1);
-    first.gpu_blocks(b);
-    first.space_time_transform({c, q}, {s, t}, {1, 0, /**/ 0, 1});
-    batch.program = first.lower();
+    batch.program = program_of(outs, c, b);
     // Inputs no expression reads are not the program's.
     std::vector<std::string> read;
     for (const std::string &name : batch.input_order) {
@@ -603,7 +609,7 @@ TEST_CASE("saturating_add and saturating_sub clamp at the ends of every integer 
     // Each integer type: its edge values against each other (the clamp
     // both ways, and no clamp), the expected value computed here in 128 bits.
     for (const bool with_cm : {false, true}) {
-        Var c("c"), q("q"), b("b"), s("s"), t("t");
+        Var c("c"), b("b");
         Batch batch;
         std::vector<Func> outs;
         std::vector<std::function<bool(const Halide::Buffer<> &)>> checks;
@@ -644,12 +650,7 @@ TEST_CASE("saturating_add and saturating_sub clamp at the ends of every integer 
                 });
             }
         }
-        Func first(Halide::Int(32), {c, q, b}, Place::Device, "Pe");
-        first(c, q, b) = c;
-        first.merge_ures(outs).set_bounds(c, 0, lanes, q, 0, 1, b, 0, 1);
-        first.gpu_blocks(b);
-        first.space_time_transform({c, q}, {s, t}, {1, 0, /**/ 0, 1});
-        batch.program = first.lower();
+        batch.program = program_of(outs, c, b);
         // The reference's answers are the clamped ones; then every evaluator's bits are the reference's.
         const Buffers expected = ir::realize(batch.program, batch.inputs);
         for (size_t k = 0; k < outs.size(); k++) {
