@@ -558,7 +558,7 @@ void expected_results(Type t, std::vector<uint64_t> &out) {
                 for (T r : {pulse_fmod<T>(a, b), pulse_fmin<T>(a, b), pulse_fmax<T>(a, b)}) out.push_back(to_bits(r));
             } else {
                 for (T r : {pulse_add<T>(a, b), pulse_sub<T>(a, b), pulse_mul<T>(a, b), pulse_div<T>(a, b), pulse_mod<T>(a, b), pulse_min<T>(a, b),
-                            pulse_max<T>(a, b)}) {
+                            pulse_max<T>(a, b), pulse_sat_add<T>(a, b), pulse_sat_sub<T>(a, b)}) {
                     out.push_back(to_bits(r));
                 }
             }
@@ -572,6 +572,13 @@ std::string opencl_semantics_program(const std::string &helpers) {
     std::ostringstream s;
     s << "#include <stdbool.h>\n#include <stdio.h>\n#include <string.h>\n#include <math.h>\n";
     s << "typedef unsigned char uchar;\ntypedef unsigned short ushort;\ntypedef unsigned int uint;\ntypedef unsigned long ulong;\n";
+    // OpenCL's add_sat and sub_sat, modelled with the compiler's overflow
+    // builtins (the exact result clamped to the operands' type).
+    s << "#define PULSE_SIGNED(x) ((__typeof__(x))-1 < 0)\n"
+         "#define PULSE_MAXOF(x) (PULSE_SIGNED(x) ? (__typeof__(x))((1ull << (sizeof(x) * 8 - 1)) - 1) : (__typeof__(x))~0ull)\n"
+         "#define PULSE_MINOF(x) (PULSE_SIGNED(x) ? (__typeof__(x))(-PULSE_MAXOF(x) - 1) : (__typeof__(x))0)\n"
+         "#define add_sat(a, b) ({ __typeof__(a) r_; __builtin_add_overflow(a, b, &r_) ? ((b) > 0 ? PULSE_MAXOF(r_) : PULSE_MINOF(r_)) : r_; })\n"
+         "#define sub_sat(a, b) ({ __typeof__(a) r_; __builtin_sub_overflow(a, b, &r_) ? ((b) < 0 ? PULSE_MAXOF(r_) : PULSE_MINOF(r_)) : r_; })\n";
     s << "#define cl_khr_fp64 1\n" << helpers << "\n";
     s << "#define BITS(x) ({ __typeof__(x) v_ = (x); unsigned long long b_ = 0; memcpy(&b_, &v_, sizeof v_); b_; })\n";
     s << "#define OUT(x) do { __typeof__(x) r_ = (x); if (r_ != r_) printf(\"7ff8dead\\n\"); else printf(\"%llx\\n\", BITS(r_)); } while (0)\n";
@@ -593,7 +600,7 @@ std::string opencl_semantics_program(const std::string &helpers) {
         }
         s << "            for (int j = 0; j < n; j++) {\n                " << T << " b; memcpy(&b, &bits[j], sizeof b);\n";
         const std::vector<std::string> ops = t.is_float() ? std::vector<std::string>{"fmod", "fmin", "fmax"}
-                                                          : std::vector<std::string>{"add", "sub", "mul", "div", "mod", "min", "max"};
+                                                          : std::vector<std::string>{"add", "sub", "mul", "div", "mod", "min", "max", "sat_add", "sat_sub"};
         for (const std::string &op : ops) s << "                OUT(pulse_" << op << "_" << T << "(a, b));\n";
         s << "            }\n        }\n    }\n";
     }
