@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the ragged-database alignment benchmark on a machine with
-# CUDA and a GPU: for each query folder benchmarks/generate_align_db.sh wrote,
+# CUDA and a GPU: for each query folder benchmarks/generate_align_db.sh wrote
+# (q<Q>, or l<L> with ALIGN_SEGMENT: each query length its file `queries` lists),
 # every length class's check harness (random inputs and lengths, odd instance
 # counts, poisoned outputs) and benchmarks/align_db_bench.cu (the whole
 # database, Pulse against a plain CUDA aligner in the same run, every score
