@@ -708,7 +708,7 @@ TEST_CASE("align_sw_ragged_profile and _i16: the query profile staged once per b
     CHECK_THROWS_WITH(optimize_kernel(kernel), Contains("profile (193536 bytes, one copy for the block)") && Contains("--max-shared-bytes"));
 }
 
-TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave int16, from Best's total, on every evaluator; with SATURATE=1 its sums saturate and only a score past 32766 is flagged", "[reductions][align][vectors]") {
+TEST_CASE("align_sw_ragged_profile_i16 flags the pairs whose scores would leave int16, from Best's total, on every evaluator, and with SATURATE=1 its sums saturate and only a score past 32766 is flagged", "[reductions][align][vectors]") {
     // A profile of 100 for a match and -3 otherwise (entries within
     // [-128, 127], as the flag assumes): a subject equal to the query scores
     // 100 a residue. Lengths around the flag's edge (H > 32640): 326 matches
