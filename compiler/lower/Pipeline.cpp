@@ -23,6 +23,7 @@
 #include "lower/PlaceUniformInputs.h"
 #include "lower/PrefetchLoads.h"
 #include "lower/SlideWindows.h"
+#include "lower/ShareRecomputedValues.h"
 #include "lower/ShareRepeatedLoads.h"
 #include "lower/ShortenGuardedLoops.h"
 #include "lower/SpecializeInterior.h"
@@ -72,6 +73,7 @@ const KernelPass kernel_passes[] = {
     {"narrow_index_comparisons", any_target<narrow_index_comparisons>, has_32_bit_indices},
     {"pack_instances", any_target<pack_instances>, always},
     {"share_repeated_loads", any_target<share_repeated_loads>, always},
+    {"share_recomputed_values", any_target<share_recomputed_values>, always},
     {"check_cm_support", check_cm_support_pass, is_cm},
 };
 

@@ -194,15 +194,22 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
         return select(ii > 0, f(ii - 1, io, j - dj, b), select(io > 0, f(ii + (K - 1), io - 1, j - dj, b), outside));
     };
     auto above = [&](Input &row, const Expr &dj, const Expr &outside) { return segment ? row(j - dj, b) : outside; };
-    Expr h_left = select(j > 0, H(ii, io, j - 1, b), zero);
+    // E here holds the gap entering the next column: E(ii, j) is Gotoh's E
+    // at column j + 1, the larger of the gap extended and a gap opened after
+    // this cell's H. So H - OPEN is read at one point and step by E of this
+    // cell and F of the residue above (Gotoh's E(j) = max(E(j - 1) - EXTEND,
+    // H(j - 1) - OPEN) subtracts it a step later, from the carried H): one
+    // instruction a cell less. Before the first column, Gotoh's E is
+    // max(none - EXTEND, 0 - OPEN) (E and H outside the matrix).
+    const Expr gap_extend = cast(type, extend), gap_open = cast(type, open);
     Expr h_up = below(H, 0, above(top_H, 0, zero));
     Expr h_diagonal = select(j > 0, below(H, 1, above(top_H, 1, zero)), zero);
-    const Expr gap_extend = cast(type, extend), gap_open = cast(type, open);
-    E(ii, io, j, b) = max(select(j > 0, E(ii, io, j - 1, b), none) - gap_extend, h_left - gap_open);
+    Expr e_in = select(j > 0, E(ii, io, j - 1, b), max(none - gap_extend, zero - gap_open));  // Gotoh's E(i, j)
     F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - gap_extend, h_up - gap_open);
     Expr score = cast(type, profile ? query_profile(io * K + ii, subject(j, b)) : substitution(query(io * K + ii), subject(j, b)));
     const Expr diagonal_sum = saturate ? saturating_add(h_diagonal, score) : h_diagonal + score;
-    H(ii, io, j, b) = max(max(zero, diagonal_sum), max(E(ii, io, j, b), F(ii, io, j, b)));
+    H(ii, io, j, b) = max(max(zero, diagonal_sum), max(e_in, F(ii, io, j, b)));
+    E(ii, io, j, b) = max(e_in - gap_extend, H(ii, io, j, b) - gap_open);
     Best(b) = zero;
     Best(b) = max(Best(b), H(ii, io, j, b));
     const bool narrow = type.bits() < 32;
@@ -220,21 +227,21 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
         // up to the sequence's length; the rest of its column is not written).
         Bottom_H(j, b) = select(io * K + ii == Q - 1, H(ii, io, j, b));
         Bottom_F(j, b) = select(io * K + ii == Q - 1, F(ii, io, j, b));
-        if (narrow) E.merge_ures(F, H, Best, Overflow, Bottom_H, Bottom_F);
-        else E.merge_ures(F, H, Best, Bottom_H, Bottom_F);
+        if (narrow) F.merge_ures(H, E, Best, Overflow, Bottom_H, Bottom_F);
+        else F.merge_ures(H, E, Best, Bottom_H, Bottom_F);
     } else if (narrow) {
-        E.merge_ures(F, H, Best, Overflow);
+        F.merge_ures(H, E, Best, Overflow);
     } else {
-        E.merge_ures(F, H, Best);
+        F.merge_ures(H, E, Best);
     }
-    E.set_bounds(ii, 0, K, io, 0, lanes, j, 0, S, b, 0, B);
-    if (lanes * K != Q) E.where(io * K + ii < Q);
+    F.set_bounds(ii, 0, K, io, 0, lanes, j, 0, S, b, 0, B);
+    if (lanes * K != Q) F.where(io * K + ii < Q);
     // A ragged batch: sequence b has lengths(b) residues (at most S; the
     // subject buffer is S x B, each column padded): its instance stops there.
-    if (ragged) E.where(j < lengths(b));
-    E.gpu_blocks(b);
-    E.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
-    if (packed && params.get_int("VECTORIZE", 1, 0, 1)) E.vectorize(b, 2);
+    if (ragged) F.where(j < lengths(b));
+    F.gpu_blocks(b);
+    F.space_time_transform({ii, io, j}, {s1, s2, t}, {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 1, 1});
+    if (packed && params.get_int("VECTORIZE", 1, 0, 1)) F.vectorize(b, 2);
     // The scores' table staged once per block in shared memory (the
     // profile laid out so that a warp's reads of one slot hit 32 banks);
     // SHARED=0 reads it through L1, as the CM backend, which has no shared
