@@ -11,6 +11,7 @@
 #include "ir/ExactSimplify.h"
 #include "ir/ReferenceOrder.h"
 #include "lower/BatchExchanges.h"
+#include "lower/BindRelus.h"
 #include "lower/CheckCmSupport.h"
 #include "lower/ExchangeAcrossWarps.h"
 #include "lower/HoistLoads.h"
@@ -45,6 +46,9 @@ struct KernelPass {
     const char *name;
     void (*run)(kir::Kernel &, const Target &);
     bool (*applies)(const Target &);
+    /// Followed by simplify_exact (all but bind_relus, whose relus Halide's
+    /// simplifier would strip off the lets again).
+    bool simplify_after = true;
 };
 
 /// A pass that does not read the target, in the table.
@@ -74,6 +78,7 @@ const KernelPass kernel_passes[] = {
     {"pack_instances", any_target<pack_instances>, always},
     {"share_repeated_loads", any_target<share_repeated_loads>, always},
     {"share_recomputed_values", any_target<share_recomputed_values>, always},
+    {"bind_relus", any_target<bind_relus>, always, false},
     {"check_cm_support", check_cm_support_pass, is_cm},
 };
 
@@ -133,7 +138,7 @@ void optimize_kernel(kir::Kernel &kernel, const Target &target, const PassTrace 
             if (!pass.applies(target)) continue;
             run_pass(pass.name, trace, [&] {
                 pass.run(kernel, target);
-                kernel.body = simplify_exact(kernel.body);
+                if (pass.simplify_after) kernel.body = simplify_exact(kernel.body);
             }, [&] { print_kernel_after(trace, pass.name, kernel); });
         }
     });
