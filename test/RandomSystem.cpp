@@ -258,6 +258,11 @@ struct Builder {
             const char *f = t.modifier == 'm' ? "min" : "max";
             return {t.modifier == 'm' ? Halide::min(c.e, k.e) : Halide::max(c.e, k.e), std::string(f) + "(" + c.s + ", " + k.s + ")"};
         }
+        if (t.modifier == 'a' || t.modifier == 's') {
+            const bool add = t.modifier == 'a';
+            return {add ? Halide::Internal::saturating_add(c.e, k.e) : Halide::Internal::saturating_sub(c.e, k.e),
+                    std::string(add ? "saturating_add(" : "saturating_sub(") + c.s + ", " + k.s + ")"};
+        }
         return binary(t.modifier, c, k);
     }
 
@@ -405,11 +410,13 @@ const Halide::Type drawn_types[] = {Halide::Int(32), Halide::Float(32), Halide::
 void draw_modifier(std::mt19937 &rng, Term &t, const Halide::Type &type) {
     if (!chance(rng, 0.15)) return;
     // Halide's division and modulo round down, for negative divisors too.
-    t.modifier = "/%mM"[uniform(rng, 0, 3)];
+    t.modifier = "/%mMas"[uniform(rng, 0, 5)];
     do t.operand = uniform(rng, -4, 5);
     while (t.operand == 0 || ((t.modifier == '/' || t.modifier == '%') && (t.operand == 1 || (type.is_uint() && t.operand < 0))));
     // Float % is refused by the code generators; the kernel executor's float % is not the interpreter's.
     if (t.modifier == '%' && type.is_float()) t.modifier = '/';
+    // Saturating + and - are integer operations (a float is refused).
+    if ((t.modifier == 'a' || t.modifier == 's') && type.is_float()) t.modifier = 'M';
 }
 
 /// An operator before `t`: a product only by a bounded operand, so that integers stay small.
@@ -815,6 +822,13 @@ bool uses_table(const System &system) {
     for (const Recurrence &rec : system.recurrences)
         for (const Term &t : rec.terms)
             if (t.kind == Term::InputRead && t.via_table) return true;
+    return false;
+}
+
+bool uses_saturating(const System &system) {
+    for (const Recurrence &rec : system.recurrences)
+        for (const Term &t : rec.terms)
+            if (t.modifier == 'a' || t.modifier == 's') return true;
     return false;
 }
 

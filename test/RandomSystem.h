@@ -32,7 +32,7 @@ struct Term {
     bool guarded = true;            ///< read only where x - d is in the domain and the producer defined there
     bool negated_guard = false;     ///< print the guard as select(outside, fallback, read)
     /// Applied to the operand with `operand`: '/', '%' (Halide's division,
-    /// rounding down), 'm' (min), 'M' (max), or 0 for nothing.
+    /// rounding down), 'm' (min), 'M' (max), 'a' and 's' (saturating + and -, integers), or 0 for nothing.
     char modifier = 0;
     int64_t operand = 2;
     /// InputRead: the value read indexes the system's table, and the term is
@@ -191,6 +191,8 @@ Transform draw_transform(std::mt19937 &rng, const System &system, int space_rows
 
 /// True if a term of `system` reads its table (System::table_extent).
 bool uses_table(const System &system);
+/// Whether a definition applies saturating_add or saturating_sub.
+bool uses_saturating(const System &system);
 
 /// `transform` with the loop output 0 keeps (its only one) left out of the
 /// array, where the system is not on a domain that constrains it and the

@@ -397,17 +397,20 @@ TEST_CASE("cuda: calls on several streams never overwrite constant memory anothe
     CHECK_THAT(plain.sources.check, !Contains("two streams at once"));
 }
 
-TEST_CASE("cuda: a packed value's relu taken in several places is printed whole, once for nvcc", "[cuda][vectors]") {
-    // The packed aligner takes max(H, 0) for H's carry and for Best: Best is
-    // max(Best, relu(H)), the carry's relu, not a second maximum of H. At the
-    // last step (12 steps: 6 lanes, 7 residues) nothing carries H: Best fuses
-    // the relu into its own maximum.
+TEST_CASE("cuda: a packed value read only as its relu binds the relu in its let, inside its tree of maxima", "[cuda][vectors]") {
+    // The packed aligner reads H only as max(H, 0): its carry, Best, H - OPEN
+    // for E and for F of the slot above. bind_relus folds the relu into H's
+    // let (one __vimax3_s16x2_relu or relu maximum with E), and every read
+    // is H itself, at the last step (12 steps: 6 lanes, 7 residues) too;
+    // F of slot 1 reads H of slot 0 from its let, not H's definition again.
     const Generated g = generate("align_sw_ragged_profile_i16", test::params({{"K", 4}, {"S", 7}}));
     const std::string text = kernel_function(g.sources.kernel);
-    CHECK_THAT(text, Contains("pulse_vmax(Best_reduce[0], pulse_vmax_relu(H_v0_t0_s))"));
-    CHECK_THAT(text, Contains("F_v1_t1 = ") && Contains("pulse_vmax_relu(H_v0_t0_s)"));
-    CHECK_THAT(text, Contains("pulse_vmax_relu(Best_reduce[0], H_v0_t11_s)"));
-    CHECK_THAT(text, !Contains("pulse_vmax_relu(Best_reduce[0], H_v0_t0_s)"));
+    CHECK_THAT(text, Contains("const pulse_i16x2 H_v0_t0_s = pulse_vmax_relu("));
+    CHECK_THAT(text, Contains("pulse_vmax(Best_reduce[0], H_v0_t0_s)"));
+    CHECK_THAT(text, Contains("pulse_vmax(Best_reduce[0], H_v0_t11_s)"));
+    CHECK_THAT(text, Contains("const pulse_i16x2 F_v1_t1 = pulse_vaddmax(F_v0_t1, pulse_vbroadcast<pulse_i16x2>((-1)), "
+                              "pulse_vadd(H_v0_t1_s, pulse_vbroadcast<pulse_i16x2>((-11))));"));
+    CHECK_THAT(text, !Contains("pulse_vmax_relu(H_"));
 }
 
 TEST_CASE("cuda: taps become shuffles in the direction of dp", "[cuda]") {

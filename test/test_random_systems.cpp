@@ -106,7 +106,29 @@ struct Stats {
     /// bound), and kernels executed of the others.
     int ragged_cases = 0, ragged_refused = 0, ragged_executed = 0;
     int ragged_plain_executed = 0;  ///< of ragged_executed: kernels with an output that is not a reduction
+    /// Accepted linear designs with a loop outside the array run two
+    /// instances a warp (gpu_blocks and vectorize on it): kernels executed,
+    /// of them those where bind_relus bound a relu, and refusals.
+    int packed_executed = 0, packed_relus_bound = 0, packed_refused = 0;
+    int saturating_executed = 0;  ///< kernels executed whose definitions saturate (saturating_add, saturating_sub)
 };
+
+/// Whether a vector let of `body` binds a relu (max(v, 0): bind_relus).
+bool binds_a_relu(const Halide::Internal::Stmt &body) {
+    struct Find : Halide::Internal::IRVisitor {
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::LetStmt *op) override {
+            if (const Halide::Internal::Max *m = op->value.as<Halide::Internal::Max>(); m && op->value.type().is_vector()) {
+                const Halide::Internal::Broadcast *zero = m->b.as<Halide::Internal::Broadcast>();
+                found |= zero && Halide::Internal::is_const_zero(zero->value);
+            }
+            IRVisitor::visit(op);
+        }
+    } find;
+    body.accept(&find);
+    return find.found;
+}
 
 /// The checks' inputs: random (never zero), with the system's extreme values planted.
 Buffers case_inputs(const ir::UreProgram &program, const System &system, uint32_t seed) {
@@ -485,6 +507,7 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             stats.executed++;
             stats.reduction_executed += system.outputs[0].reduce >= 0;
             stats.table_executed += uses_table(system);
+            stats.saturating_executed += uses_saturating(system);
             stats.constrained_executed += constrained;
             stats.several_per_lane += kernel.pes_per_lane > 1;
             stats.executed_by[mapping][is_rolled]++;
@@ -494,6 +517,48 @@ Failure check_transform_phases(const System &system, const Transform &transform,
     }
     if (ran) {
         for (int c = 0; c < shape_class_count; c++) stats.shape_executed[c] += (shapes >> c) & 1;
+    }
+    // Every design with a loop outside the array: its instances on the
+    // grid (gpu_blocks) and two a warp as the lanes of vectors (vectorize),
+    // pack_instances and the passes after it on random code.
+    int64_t turn = seed;
+    for (const auto &row : transform.matrix)
+        for (int64_t v : row) turn = 3 * turn + v;
+    std::string outer;
+    for (const ir::Loop &l : program.loops) {
+        const auto &src = program.schedule.transform->source_loops;
+        if (std::find(src.begin(), src.end(), l.var) == src.end()) outer = l.var;
+    }
+    // (The executor's vectors hold integers of 32 bits or fewer.)
+    auto narrow_integer = [](const Halide::Type &t) { return (t.is_int() || t.is_uint()) && t.bits() <= 32; };
+    bool packable = narrow_integer(system.type) && std::all_of(system.input_types.begin(), system.input_types.end(), narrow_integer);
+    for (const Recurrence &r : system.recurrences) packable &= narrow_integer(r.type);
+    if (!outer.empty() && packable && systolic.pe_count <= kir::warp_size) {
+        sys::SystolicProgram mapped = systolic;
+        mapped.source.schedule.gpu_blocks = {outer};
+        mapped.source.schedule.vectorize = std::make_pair(outer, 2);
+        KernelOptions options;
+        if ((turn & 16) != 0) options.max_unrolled_steps = 0;
+        kir::Kernel kernel;
+        phase = "lower_to_kernel (vectorize)";
+        try {
+            kernel = lower_to_kernel(mapped, "k", order, options);
+            phase = "optimize_kernel (vectorize)";
+            optimize_kernel(kernel);
+        } catch (const CompileError &e) {
+            stats.packed_refused++;
+            stats.refusals[std::string("vectorize: ") + to_string(e.refusal)]++;
+            return {};
+        }
+        phase = "kernel execution (vectorize)";
+        const std::string label = std::string("kernel executor (vectorize(") + outer + ", 2))";
+        const std::string executed = execute_against(kernel, inputs, expected);
+        if (!executed.empty()) return {label, executed};
+        phase = "kernel execution at run-time sizes (vectorize)";
+        const std::string cropped = test::run_cropped_against_reference(kernel, inputs, expected, 1);
+        if (!cropped.empty()) return {label + " at run-time sizes", cropped};
+        stats.packed_executed++;
+        stats.packed_relus_bound += binds_a_relu(kernel.body);
     }
     return {};
 }
@@ -769,6 +834,10 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << "counted above too): " << s.ragged_cases << " accepted designs bounded, " << s.ragged_refused
               << " refused (a read above the bound), " << s.ragged_executed << " kernels executed ("
               << s.ragged_plain_executed << " with an output that is not a reduction, written up to the bound)\n";
+    std::cout << "  two instances a warp (gpu_blocks and vectorize on a loop outside the array): " << s.packed_executed
+              << " kernels executed (" << s.packed_relus_bound << " with a relu bound by bind_relus), " << s.packed_refused
+              << " refused\n";
+    std::cout << "  saturating + and - (saturating_add(t, k), saturating_sub(t, k)): " << s.saturating_executed << " kernels executed\n";
     for (const auto &[reason, n] : s.refusals) std::cout << "  refused " << n << "x: " << reason << "\n";
     for (const std::string &r : run.reports) std::cout << "disagreement: " << r << "\n";
     REQUIRE(s.failures == 0);
@@ -778,6 +847,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         CHECK(s.simulated > 0);
         CHECK(s.ragged_executed > 0);
         CHECK(s.ragged_plain_executed > 0);
+        CHECK(s.packed_executed > 0);
+        CHECK(s.saturating_executed > 0);
         CHECK(s.executed + s.reduction_refused >= 2 * s.simulated * 9 / 10);
         for (Verdict v : {Verdict::Accept, Verdict::Processor, Verdict::Data, Verdict::CrossesInstances}) {
             INFO(verdict_name(v));

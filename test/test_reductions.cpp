@@ -175,6 +175,44 @@ TEST_CASE("reduction outputs: every operator of every type equals a fold, on eve
 
 namespace {
 
+/// R(b) = op(initial, V(i, j, b) where (i + 2 j) % 3 != 0) with V computed
+/// from the loops alone (no input: the instance's interior test is the
+/// output's bounds only), two instances a warp (gpu_blocks, vectorize).
+ir::UreProgram packed_reduce_program(Halide::Type type, ir::ReduceOp op, int I, int J, int B, const Expr &initial) {
+    Var i("i"), j("j"), b("b"), s("s"), t("t");
+    Func V(type, {i, j, b}, Place::Device, "V"), R(Place::Device, "R");
+    V(i, j, b) = cast(type, i * 5 + j * 3 + b * 7 + 1);
+    R(b) = initial;
+    R(b) = ir::reduce_combine(op, R(b), select((i + 2 * j) % 3 != 0, V(i, j, b)));
+    V.merge_ures(R).set_bounds(i, 0, I, j, 0, J, b, 0, B);
+    V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    V.gpu_blocks(b).vectorize(b, 2);
+    return R.lower();
+}
+
+}  // namespace
+
+TEST_CASE("reduction outputs, two instances a warp: an instance whose pair is cut short at the grid's end still stores its total",
+          "[reductions][vectors]") {
+    // The last warp of an odd count of instances (and of a run one smaller)
+    // runs its instance alone: the whole instance, not only the copy
+    // specialize_interior guards, whose store the simplifier folded away
+    // knowing the interior test (here only the output's bounds) fails.
+    using ir::ReduceOp;
+    const std::pair<Halide::Type, ReduceOp> cases[] = {{Halide::Int(32), ReduceOp::Max}, {Halide::Int(16), ReduceOp::Add},
+                                                       {Halide::UInt(8), ReduceOp::Min}};
+    for (const auto &[type, op] : cases) {
+        for (const int B : {1, 3, 4}) {
+            INFO(type << " " << ir::to_string(op) << ", " << B << " instances");
+            const ir::UreProgram program = packed_reduce_program(type, op, 5, 7, B, Halide::Internal::make_const(type, 2));
+            const Buffers expected = ir::realize(program, {});
+            check_every_evaluator(program, {}, expected, {});
+        }
+    }
+}
+
+namespace {
+
 /// M(b) = max or min over the points of V; T(b) = T(b) || or && a
 /// comparison of V with `c` (V read from x at points where (i + 2 j) % 3 != 0).
 ir::UreProgram threshold_program(ir::ReduceOp extremum, ir::ReduceOp logic, bool c_left, bool strict, int c, int I, int J, int B) {

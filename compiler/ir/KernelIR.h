@@ -205,10 +205,6 @@ struct Kernel {
     /// schedule's vectorize; pack_instances): 1, or 2, when grid[0] counts
     /// pairs of instances after that pass.
     int packed_lanes = 1;
-    /// specialize_interior split the instances: each instance's body is
-    /// `if (interior) unguarded copy else guarded original`, the two the same
-    /// where the test holds (pack_instances runs an instance alone guarded).
-    bool interior_specialized = false;
     /// Shared memory one block's arrays may take (staged inputs, moves across
     /// warps): shared_bytes_per_block unless the schedule opts in to more,
     /// up to max_opt_in_shared_bytes.

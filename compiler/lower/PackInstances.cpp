@@ -351,9 +351,11 @@ void pack_instances(kir::Kernel &kernel) {
     // the lanes run packed; else each instance runs alone, as without
     // vectorize (one warp of the grid's last pair, a batch the buffers do
     // not cover), its code kept once rather than twice masked. Alone, an
-    // instance runs the guarded version whatever the interior test says (it
-    // computes the same where the test holds: Kernel::interior_specialized):
-    // a warp or two of a launch, not worth a third copy of the instance's code.
+    // instance runs its code as it was, the interior test and both versions:
+    // the guarded version alone is not right where the test holds, because
+    // the simplifier folds its guards knowing the test fails there (an
+    // output's bounds guard that is the whole test became false, and an
+    // instance whose pair partner lay past the grid lost its store).
     Stmt rest = binding->body, packed = rest;
     Expr fast = inside(Variable::make(Int(32), g.var));  // (widened with b by PackLanes)
     const ProducerConsumer *instance = rest.as<ProducerConsumer>();
@@ -362,7 +364,6 @@ void pack_instances(kir::Kernel &kernel) {
     if (test) {
         fast = fast && test->condition;
         packed = in_instance(test->then_case);
-        if (kernel.interior_specialized && test->else_case.defined()) rest = in_instance(test->else_case);
     }
     const std::string k = names.fresh(g.var, "lane");
     const Expr alone = first + Variable::make(Int(32), k);

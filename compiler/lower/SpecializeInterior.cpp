@@ -408,7 +408,6 @@ void specialize_interior(kir::Kernel &kernel) {
             }
         };
         if (!selects.proven.empty()) fast = TakeFirstBranch(selects.proven).mutate(fast);
-        kernel.interior_specialized = true;
         return IfThenElse::make(interior, fast, body);
     });
 }
