@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ir/KernelIR.h"
 #include "ir/Scalar.h"
 
 extern const char *const pulse_scalar_semantics_header_text;  // pulse/ScalarSemantics.h (EmbedFile.cmake)
@@ -170,7 +171,7 @@ private:
         // too stays whole: Best = max(Best, max(H, 0)) beside H's carry
         // max(H, 0), one relu for both.)
         auto named_relu = [&](const Max *m) {
-            const Variable *v = relu_of_variable(m);
+            const Variable *v = kir::relu_of_variable(m);
             return v && hooks.shared_relu && hooks.shared_relu(v->name);
         };
         std::function<void(const Expr &)> gather = [&](const Expr &x) {
@@ -279,11 +280,6 @@ private:
 };
 
 }  // namespace
-
-const Variable *relu_of_variable(const Max *m) {
-    const Broadcast *zero = m->b.as<Broadcast>();
-    return zero && is_const_zero(zero->value) ? m->a.as<Variable>() : nullptr;
-}
 
 std::string print_c_expr(const Expr &e, const CPrinterHooks &hooks) { return CPrinter(hooks).print(e); }
 

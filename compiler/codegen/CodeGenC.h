@@ -35,9 +35,6 @@ struct CPrinterHooks {
     std::function<bool(const std::string &name)> shared_relu;
 };
 
-/// The named value v of `max(v, 0)` (a relu of a variable, the form a tree of
-/// maxima may keep whole: CPrinterHooks::shared_relu), or null.
-const Halide::Internal::Variable *relu_of_variable(const Halide::Internal::Max *m);
 
 /// Prints `e` as a C expression with the language's scalar semantics
 /// (pulse/ScalarSemantics.h, whose text scalar_semantics_source() gives):

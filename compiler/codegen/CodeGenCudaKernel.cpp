@@ -48,7 +48,7 @@ public:
             std::map<std::string, int> uses;
             using IRVisitor::visit;
             void visit(const Max *op) override {
-                if (const Variable *v = relu_of_variable(op)) uses[v->name]++;
+                if (const Variable *v = kir::relu_of_variable(op)) uses[v->name]++;
                 IRVisitor::visit(op);
             }
         } count;

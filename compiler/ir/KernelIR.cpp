@@ -183,6 +183,11 @@ bool is_lane_exchange(const Call *call) {
            call->name == intrinsic::chain_source || call->name == intrinsic::array_shift;
 }
 
+const Variable *relu_of_variable(const Max *m) {
+    const Broadcast *zero = m->b.as<Broadcast>();
+    return zero && is_const_zero(zero->value) ? m->a.as<Variable>() : nullptr;
+}
+
 const char *BufferField::field() const { return kind == Min ? "min" : kind == Extent ? "extent" : "stride"; }
 
 std::string BufferField::name() const { return buffer + "." + field() + "." + std::to_string(dimension); }

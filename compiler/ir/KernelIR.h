@@ -340,6 +340,9 @@ Halide::Internal::Stmt allocate_registers(const std::string &array, Halide::Type
 const Halide::Internal::Call *as_intrinsic(const Halide::Expr &e, const char *name);
 /// True for intrinsics that read other lanes.
 bool is_lane_exchange(const Halide::Internal::Call *call);
+/// The named vector value v of `max(v, 0)` (the relu of a let: bind_relus,
+/// and the CUDA printer's trees of maxima), or null.
+const Halide::Internal::Variable *relu_of_variable(const Halide::Internal::Max *m);
 
 /// A run-time size of a buffer argument: its min, extent or stride in one
 /// dimension, the Int(64) variable BUFFER.FIELD.D in the IR. Built here and

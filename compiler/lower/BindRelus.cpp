@@ -10,12 +10,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-/// The variable v of max(v, 0) (a vector's relu), or null.
-const Variable *relu_of(const Max *op) {
-    const Broadcast *zero = op->b.as<Broadcast>();
-    return zero && is_const_zero(zero->value) ? op->a.as<Variable>() : nullptr;
-}
-
 /// The vector lets every read of which is a relu. (Names are unique in the
 /// kernel, except in copies of one instance's code: a name counts only if
 /// every copy reads it so; a scalar copy's reads are not of the vector.)
@@ -32,7 +26,7 @@ std::set<std::string> read_only_as_relu(const Stmt &body) {
             if (op->type.is_vector()) reads[op->name]++;
         }
         void visit(const Max *op) override {
-            if (const Variable *v = relu_of(op)) relus[v->name]++;
+            if (const Variable *v = kir::relu_of_variable(op)) relus[v->name]++;
             IRVisitor::visit(op);
         }
     } count;
@@ -69,7 +63,7 @@ private:
     }
 
     Expr visit(const Max *op) override {
-        const Variable *v = relu_of(op);
+        const Variable *v = kir::relu_of_variable(op);
         if (v && names.count(v->name)) return op->a;
         return IRMutator::visit(op);
     }
