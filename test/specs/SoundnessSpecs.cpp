@@ -189,4 +189,23 @@ Spec table_at_input_value(const Params &params) {
 }
 PULSE_REGISTER_SPEC("table_at_input_value", "a table read at an input's value, tab(y(j)), where inactive PEs name j past y", table_at_input_value);
 
+/// Two instances a warp (vectorize) of a reduction over values of the loops
+/// alone: of an odd count, the last pair's instance runs alone, on code whose
+/// store the simplifier had folded away (specialize_interior's guarded copy,
+/// reached where the interior test, here the output's bounds alone, fails).
+/// An instance alone runs its whole code.
+Spec packed_pair_cut_short(const Params &) {
+    Var i("i"), j("j"), k("k"), s("s"), t("t");
+    Func A(Int(32), {i, j, k}, Place::Device, "A"), Out(Place::Device, "Out");
+    A(i, j, k) = i + 3 * j + 5 * k + 8;
+    Out(k) = 3;
+    Out(k) = Out(k) + select(i <= 0 && j <= 3, A(i, j, k));
+    A.merge_ures(Out).set_bounds(i, 0, 2, j, 0, 2, k, 0, 3);
+    A.space_time_transform({i, j}, {s, t}, {-1, -1, /**/ 0, 1});
+    A.gpu_blocks(k).vectorize(k, 2);
+    return Spec{Out, {}};
+}
+PULSE_REGISTER_SPEC("packed_pair_cut_short", "a reduction two instances a warp (vectorize), the last of an odd count alone",
+                    packed_pair_cut_short);
+
 }  // namespace
