@@ -348,14 +348,14 @@ void pack_instances(kir::Kernel &kernel) {
     auto inside = [&](const Expr &instance) { return cast(Int(64), instance) < cast(Int(64), instances) + make_const(Int(64), g.min); };
     // Where every lane is an instance of the grid and takes the instance's
     // first test (the buffers cover what it reads: its unguarded version),
-    // the lanes run packed; else each instance runs alone, as without
-    // vectorize (one warp of the grid's last pair, a batch the buffers do
-    // not cover), its code kept once rather than twice masked. Alone, an
-    // instance runs its code as it was, the interior test and both versions:
-    // the guarded version alone is not right where the test holds, because
-    // the simplifier folds its guards knowing the test fails there (an
-    // output's bounds guard that is the whole test became false, and an
-    // instance whose pair partner lay past the grid lost its store).
+    // the lanes run packed. Else (one warp of the grid's last pair, a batch
+    // the buffers do not cover) each instance runs in turn: where its own
+    // test holds, on the packed code with both lanes set to it (each lane
+    // computes and stores the same); where it fails, on the test's else
+    // (scalar). The else alone is not right where the test holds: the
+    // simplifier folds its guards knowing the test fails there (an output's
+    // bounds guard that was the whole test became false, and an instance
+    // whose pair partner lay past the grid lost its store).
     Stmt rest = binding->body, packed = rest;
     Expr fast = inside(Variable::make(Int(32), g.var));  // (widened with b by PackLanes)
     const ProducerConsumer *instance = rest.as<ProducerConsumer>();
@@ -365,18 +365,40 @@ void pack_instances(kir::Kernel &kernel) {
         fast = fast && test->condition;
         packed = in_instance(test->then_case);
     }
-    const std::string k = names.fresh(g.var, "lane");
-    const Expr alone = first + Variable::make(Int(32), k);
-    const Stmt each_alone = For::make(k, 0, lanes, ForType::Serial, DeviceAPI::None,
-                                      IfThenElse::make(inside(alone), substitute(g.var, alone, rest)));
-    const Stmt body = LetStmt::make(g.var, b, IfThenElse::make(fast, packed, each_alone));
+    const std::string round = names.fresh(g.var, "lane");
+    const Expr alone = first + Variable::make(Int(32), round);
+    Expr alone_packed = inside(alone);
+    Stmt alone_else;
+    if (test) {
+        alone_packed = alone_packed && substitute(g.var, alone, test->condition);
+        if (test->else_case.defined()) {
+            alone_else = IfThenElse::make(inside(alone), substitute(g.var, alone, in_instance(test->else_case)));
+        }
+    }
+    const Stmt body = LetStmt::make(g.var, b, IfThenElse::make(fast, packed, Evaluate::make(0)));
     kir::on_large_stack([&] {
         std::set<std::string> vector_arrays;
         for (;;) {
             PackLanes pack(kernel, lanes, vector_arrays, names, body.as<LetStmt>()->body.as<IfThenElse>());
             Stmt result = pack.mutate(body);
             if (pack.more_arrays.empty()) {
-                kernel.body = result;
+                // let pair = b; let taken = fast's lanes; let all = every lane takes it;
+                // for (round, 0, all ? 1 : lanes): the pair packed, or the round's instance
+                // (both lanes) where its test holds, else its test's else.
+                const LetStmt *pair_let = result.as<LetStmt>();
+                const LetStmt *taken = pair_let->body.as<LetStmt>();
+                const IfThenElse *dispatch = taken->body.as<IfThenElse>();
+                internal_assert(taken && dispatch, "pack_instances: no dispatch on the lanes");
+                const std::string pair = names.fresh(g.var, "pair"), all = names.fresh(g.var, "all");
+                const Type pair_type = pair_let->value.type();
+                const Expr all_lanes_take = Variable::make(Bool(), all), pair_value = Variable::make(pair_type, pair);
+                // (The round's first instance, then the next one if packed, else the same.)
+                const Expr lanes_here = Ramp::make(alone, select(all_lanes_take, 1, 0), lanes);
+                Stmt each = IfThenElse::make(all_lanes_take || alone_packed, LetStmt::make(g.var, lanes_here, dispatch->then_case), alone_else);
+                each = For::make(round, 0, select(all_lanes_take, 1, lanes), ForType::Serial, DeviceAPI::None, each);
+                each = LetStmt::make(all, dispatch->condition, each);
+                each = LetStmt::make(taken->name, substitute(g.var, pair_value, taken->value), each);
+                kernel.body = LetStmt::make(pair, pair_let->value, each);
                 return;
             }
             vector_arrays.insert(pack.more_arrays.begin(), pack.more_arrays.end());

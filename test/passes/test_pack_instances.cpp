@@ -83,11 +83,13 @@ kir::Kernel make_tested_kernel(int packed_lanes) {
 
 }  // namespace
 
-TEST_CASE("pack_instances: an instance that runs alone runs its whole first test", "[pack_instances][vectors]") {
+TEST_CASE("pack_instances: an instance that runs alone takes its first test's branch, packed with both lanes set to it or the else", "[pack_instances][vectors]") {
     // A pair whose lanes disagree on the test, and the last of an odd count,
-    // run alone: the test with its else, as the instance wrote it (also
-    // specialize_interior's, whose else the simplifier folds knowing the test
-    // fails: test_reductions "[vectors]", a pair cut short at the grid's end).
+    // run one instance at a time: where its test holds, on the packed code with
+    // both lanes set to it; else on the test's else (the else alone is wrong
+    // where the test holds when it is specialize_interior's, which the
+    // simplifier folds knowing the test fails: test_reductions "[vectors]", a
+    // pair cut short at the grid's end).
     kir::Kernel packed = make_tested_kernel(2);
     pack_instances(packed);
     const kir::Kernel alone = make_tested_kernel(1);
