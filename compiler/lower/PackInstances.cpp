@@ -386,9 +386,9 @@ void pack_instances(kir::Kernel &kernel) {
                 // for (round, 0, all ? 1 : lanes): the pair packed, or the round's instance
                 // (both lanes) where its test holds, else its test's else.
                 const LetStmt *pair_let = result.as<LetStmt>();
-                const LetStmt *taken = pair_let->body.as<LetStmt>();
-                const IfThenElse *dispatch = taken->body.as<IfThenElse>();
-                internal_assert(taken && dispatch, "pack_instances: no dispatch on the lanes");
+                const LetStmt *taken = pair_let ? pair_let->body.as<LetStmt>() : nullptr;
+                const IfThenElse *dispatch = taken ? taken->body.as<IfThenElse>() : nullptr;
+                internal_assert(dispatch, "pack_instances: no dispatch on the lanes");
                 const std::string pair = names.fresh(g.var, "pair"), all = names.fresh(g.var, "all");
                 const Type pair_type = pair_let->value.type();
                 const Expr all_lanes_take = Variable::make(Bool(), all), pair_value = Variable::make(pair_type, pair);
