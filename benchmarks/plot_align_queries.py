@@ -46,7 +46,8 @@ def main():
     ax.set_xticklabels([str(q) for q in queries])
     ax.set_xlabel("query length Q (residues)")
     ax.set_ylabel("TCUPS over the whole database (higher is better)")
-    ax.set_ylim(0, 3.4)
+    top = max(float(r["pulse_gcups"]) for r in rows) / 1000
+    ax.set_ylim(0, max(3.4, 1.12 * top))
     ax.set_title(sys.argv[3] if len(sys.argv) == 4 else "")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
