@@ -94,6 +94,58 @@ TEST_CASE("tables: a read at data-dependent indices clamps each into the table, 
     }
 }
 
+TEST_CASE("tables: staged in shared memory in batches of loads ahead of their stores, every entry of a table of many passes",
+          "[tables]") {
+    // Out(i) = sum over j of tab(i, j): each entry of a 67 x 97 table read
+    // once, so any entry copied wrong or not at all changes a sum (or is
+    // caught as read before any write). 9312 entries laid out (3 PEs a
+    // lane: rows of 96) over the block's 256 threads: 37 passes, copied in
+    // batches of 16 loads, the last batch partly past the table.
+    constexpr int rows = 67, columns = 97;
+    Var i("i"), j("j"), s("s"), t("t");
+    Input tab(Int(32), {rows, columns}, "tab");
+    Func V(Int(32), {i, j}, Place::Device, "V"), Out(Place::Device, "Out");
+    V(i, j) = tab(i, j) + select(j > 0, V(i, j - 1), 0);
+    Out(i) = select(j == columns - 1, V(i, j));
+    V.merge_ures(Out).set_bounds(i, 0, rows, j, 0, columns);
+    V.space_time_transform({i, j}, {s, t}, {1, 0, /**/ 1, 1});
+    tab.in(V).store_in(MemoryType::Shared);
+    const ir::UreProgram program = V.lower();
+    const sys::SystolicProgram systolic = compile_to_systolic(program);
+    kir::Kernel kernel = lower_to_kernel(systolic, "sums", {"tab"});
+    optimize_kernel(kernel);
+    REQUIRE(kernel.block_arrays.size() == 1);
+    CHECK(kernel.block_arrays[0].elements == 97 * 96);
+    for (uint32_t seed : {1u, 2u}) {
+        const Buffers inputs = random_inputs(program, seed);
+        const Buffers expected = ir::realize(program, inputs);
+        CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 0) == "");
+    }
+    // The setup: a loop of 3 iterations, each 16 loads (lets) and then 16 stores.
+    const std::string cuda = print_cuda(kernel).kernel;
+    const size_t setup = cuda.find("for (int tab_shared_pass = 0; tab_shared_pass < 0 + 3; ++tab_shared_pass)");
+    const size_t filled = cuda.find("__syncthreads();");
+    REQUIRE(setup != std::string::npos);
+    REQUIRE(filled != std::string::npos);
+    const std::string copy = cuda.substr(setup, filled - setup);
+    INFO(copy);
+    size_t loads = 0, at = 0;
+    while ((at = copy.find("tab_data[", at)) != std::string::npos) loads++, at++;
+    CHECK(loads == 16);
+    const size_t last_load = copy.rfind("tab_data["), first_store = copy.find("tab_shared[");
+    CHECK(last_load < first_store);
+    // A setup that skips the last batch (its entries in the table included) is caught.
+    const auto *loop = kernel.block_setup.as<Halide::Internal::For>();
+    REQUIRE(loop);
+    kir::Kernel short_copy = kernel;
+    short_copy.block_setup = Halide::Internal::For::make(
+        loop->name, loop->min, loop->extent, loop->for_type, loop->device_api,
+        Halide::Internal::IfThenElse::make(Halide::Internal::Variable::make(Halide::Int(32), loop->name) < 2, loop->body));
+    const Buffers inputs = random_inputs(program, 3);
+    CHECK_THAT(test::run_cropped_against_reference(short_copy, inputs, ir::realize(program, inputs), 0),
+               Contains("before any write"));
+}
+
 TEST_CASE("tables: the CM emulation reads them", "[tables][cm]") {
     Input x(Int(32), 1, "x"), tab(Int(32), {5, 3}, "tab");
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pulse_test_tables_" + std::to_string(::getpid()));

@@ -229,22 +229,38 @@ int64_t stage_table(kir::Kernel &kernel, const kir::BufferArg &b, kir::NameGener
     // The copy: entry e of the table (dimension 0 fastest: coalesced) by the
     // block's thread e % threads; interleaved, every entry of a row of 32 K,
     // those past the table's last holding the last.
+    // A loop iteration copies a batch of passes, its loads (lets) ahead of
+    // its stores, so that a thread has the batch's loads in flight at once
+    // instead of one a pass: the copy is latency-bound, and a block's
+    // instances wait for it.
     const int threads = kernel.block_warps() * kir::warp_size;
     const int64_t copied_row = K ? row : extent[0], copies = entries / extent[0] * copied_row;
+    const int64_t passes = (copies + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
     Expr thread = Variable::make(Int(32), kir::block_warp_var) * kir::warp_size + Variable::make(Int(32), kir::lane_var);
-    Expr e = Variable::make(Int(32), pass) * threads + thread;
-    std::vector<Expr> at, coords;
-    Expr rest = e;
-    for (int d = 0; d < dims; d++) {
-        const int64_t n = d == 0 ? copied_row : extent[d];
-        at.push_back(simplify_exact(make_const(Int(32), min[d]) + (d + 1 < dims ? rest % make_const(Int(32), n) : rest)));
-        coords.push_back(d == 0 && K ? simplify_exact(Halide::min(at[0], make_const(Int(32), extent[0] - 1))) : at[d]);
-        rest = rest / make_const(Int(32), n);
+    std::vector<std::pair<std::string, Expr>> loaded;
+    std::vector<Stmt> stores;
+    for (int64_t k = 0; k < batch; k++) {
+        Expr e = (Variable::make(Int(32), pass) * make_const(Int(32), batch) + make_const(Int(32), k)) * threads + thread;
+        std::vector<Expr> at, coords;
+        Expr rest = e;
+        for (int d = 0; d < dims; d++) {
+            const int64_t n = d == 0 ? copied_row : extent[d];
+            at.push_back(simplify_exact(make_const(Int(32), min[d]) + (d + 1 < dims ? rest % make_const(Int(32), n) : rest)));
+            coords.push_back(d == 0 && K ? simplify_exact(Halide::min(at[0], make_const(Int(32), extent[0] - 1))) : at[d]);
+            rest = rest / make_const(Int(32), n);
+        }
+        // Every copied entry lies in the table where the passes fill whole
+        // blocks of threads; else the last batch's are tested.
+        const bool whole = copies % (threads * batch) == 0;
+        Expr inside = whole ? const_true() : e < make_const(Int(32), copies);
+        const std::string value = names.fresh(tile, "copy");
+        loaded.emplace_back(value, kir::load(b.type, b.name, inside, coords));
+        Stmt store = Store::make(tile, Variable::make(b.type, value), element(at), Parameter(), const_true(), ModulusRemainder());
+        stores.push_back(whole ? store : IfThenElse::make(inside, store));
     }
-    Stmt copy = Store::make(tile, kir::load(b.type, b.name, const_true(), coords), element(at), Parameter(), const_true(),
-                            ModulusRemainder());
-    copy = IfThenElse::make(e < make_const(Int(32), copies), copy);
-    copy = For::make(pass, 0, (int)((copies + threads - 1) / threads), ForType::Serial, DeviceAPI::None, copy);
+    Stmt copy = Block::make(stores);
+    for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) copy = LetStmt::make(it->first, it->second, copy);
+    copy = For::make(pass, 0, (int)((passes + batch - 1) / batch), ForType::Serial, DeviceAPI::None, copy);
     kernel.block_setup = kernel.block_setup.defined() ? Block::make(kernel.block_setup, copy) : copy;
     kernel.block_arrays.push_back(kir::BlockArray{tile, b.type, elements});
     kernel.body = kir::replace_calls(kernel.body, [&](const Call *op) -> Expr {
