@@ -47,9 +47,9 @@ typedef int Score;
 struct AlignDbKernel {
     int S;  ///< the class's bound: its sequences have at most S residues
 #if defined(ALIGN_DB_SEGMENT)
-    // One pass: profile, subject, lengths, the row above (H, F); Best, Overflow, the last row (H, F).
-    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, pulse_buffer, pulse_buffer,
-                       cudaStream_t);
+    // One pass: profile, subject, lengths, the row above; Best, Overflow, the last row (a uint32 a
+    // column: H's 16 bits at the column before times 65536 plus those of the F entering the next pass).
+    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, ALIGN_DB_OUTPUTS, pulse_buffer, cudaStream_t);
     pulse_buffer (*profile)(const void *, int64_t);
     pulse_buffer (*subject)(const void *, int64_t);
 #elif defined(ALIGN_DB_PROFILE)
@@ -69,17 +69,15 @@ struct AlignDbKernel {
     pulse_buffer (*overflow)(void *, int64_t);
 #endif
 #ifdef ALIGN_DB_SEGMENT
-    pulse_buffer (*top_H)(const void *, int64_t);
-    pulse_buffer (*top_F)(const void *, int64_t);
-    pulse_buffer (*bottom_H)(void *, int64_t);
-    pulse_buffer (*bottom_F)(void *, int64_t);
+    pulse_buffer (*top)(const void *, int64_t);
+    pulse_buffer (*bottom)(void *, int64_t);
 #endif
 };
 #ifdef ALIGN_DB_SEGMENT
 constexpr int align_db_passes_of(int Q) { return Q / ALIGN_DB_SEGMENT; }
-/// The row above the first pass: H 0 and F -16384 (outside the matrix).
-__global__ void outside_row(int16_t *H, int16_t *F, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) H[i] = 0, F[i] = -16384;
+/// The row above the first pass: H 0 and F -16384 (outside the matrix), 0 * 65536 + 49152.
+__global__ void outside_row(uint32_t *row, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) row[i] = 0 * 65536 + (uint16_t)-16384;
 }
 #else
 constexpr int align_db_passes_of(int) { return 1; }
@@ -95,7 +93,7 @@ struct LengthClass {
     int *subject = nullptr, *lengths = nullptr, *peer = nullptr;
     Score *best = nullptr;  ///< per pass: count a pass
     bool *overflow = nullptr;
-    int16_t *rows[3][2] = {};  ///< (H, F): the row above the first pass, and the passes' rows in turn
+    uint32_t *rows[3] = {};  ///< the row above the first pass, and the passes' rows in turn
     double residues = 0;
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
@@ -164,9 +162,8 @@ int main(int argc, char **argv) {
         PULSE_CUDA_CHECK(cudaMalloc(&part.best, passes * part.count * sizeof(Score)));
         PULSE_CUDA_CHECK(cudaMalloc(&part.overflow, passes * part.count));
 #ifdef ALIGN_DB_SEGMENT
-        for (auto &row : part.rows)
-            for (int16_t *&half : row) PULSE_CUDA_CHECK(cudaMalloc(&half, (size_t)S * part.count * 2));
-        outside_row<<<1024, 256>>>(part.rows[0][0], part.rows[0][1], (size_t)S * part.count);
+        for (uint32_t *&row : part.rows) PULSE_CUDA_CHECK(cudaMalloc(&row, (size_t)S * part.count * 4));
+        outside_row<<<1024, 256>>>(part.rows[0], (size_t)S * part.count);
 #endif
         PULSE_CUDA_CHECK(cudaMalloc(&part.peer, part.count * 4));
         residues<<<1024, 256>>>(part.subject, S * part.count, 2 + c);
@@ -187,11 +184,11 @@ int main(int argc, char **argv) {
 #ifdef ALIGN_DB_SEGMENT
         // Pass i reads the rows pass i - 1 wrote (rows[1] and rows[2] in turn).
         for (int pass = 0; pass < passes; pass++) {
-            int16_t *const *above = p.rows[pass == 0 ? 0 : 1 + (pass - 1) % 2], *const *below = p.rows[1 + pass % 2];
+            const uint32_t *above = p.rows[pass == 0 ? 0 : 1 + (pass - 1) % 2];
+            uint32_t *below = p.rows[1 + pass % 2];
             const cudaError_t e = k.run(k.profile(profile[pass], p.count), k.subject(p.subject, p.count), k.lengths(p.lengths, p.count),
-                                        k.top_H(above[0], p.count), k.top_F(above[1], p.count), k.best(p.best + pass * p.count, p.count),
-                                        k.overflow(p.overflow + pass * p.count, p.count), k.bottom_H(below[0], p.count),
-                                        k.bottom_F(below[1], p.count), p.stream);
+                                        k.top(above, p.count), k.best(p.best + pass * p.count, p.count),
+                                        k.overflow(p.overflow + pass * p.count, p.count), k.bottom(below, p.count), p.stream);
             if (e != cudaSuccess) return e;
         }
         return cudaSuccess;

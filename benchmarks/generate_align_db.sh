@@ -76,7 +76,7 @@ for pass in $folders; do
     scoring="${name}_query_buffer, ${name}_subject_buffer, ${name}_substitution_buffer"
     [[ $profile == 1 ]] && scoring="${name}_profile_buffer, ${name}_subject_buffer"
     rows=""
-    [[ -n "$segment" ]] && rows=" ${name}_top_H_buffer, ${name}_top_F_buffer, ${name}_Bottom_H_buffer, ${name}_Bottom_F_buffer,"
+    [[ -n "$segment" ]] && rows=" ${name}_top_buffer, ${name}_Bottom_buffer,"
     entries+=("    {$s, $name, $scoring, ${name}_lengths_buffer, ${name}_Best_buffer,$overflow$rows},")
   done
   {

@@ -202,10 +202,23 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     // instruction a cell less. Before the first column, Gotoh's E is
     // max(none - EXTEND, 0 - OPEN) (E and H outside the matrix).
     const Expr gap_extend = cast(type, extend), gap_open = cast(type, open);
+    // A narrow segment's row is one uint32 a column: the H of the last residue
+    // at the column before (high half), and the F entering the next
+    // segment's first residue, max(F - EXTEND, H - OPEN) (low half): one
+    // load a step at the first residue and one store at the last, not three
+    // and two. (Unsigned, so that its halves are a shift and a cast.)
+    const bool packed_row = segment && type.bits() <= 16;
+    Input top_row(UInt(32), 2, "top");
     Expr h_up = below(H, 0, above(top_H, 0, zero));
     Expr h_diagonal = select(j > 0, below(H, 1, above(top_H, 1, zero)), zero);
     Expr e_in = select(j > 0, E(ii, io, j - 1, b), max(none - gap_extend, zero - gap_open));  // Gotoh's E(i, j)
-    F(ii, io, j, b) = max(below(F, 0, above(top_F, 0, none)) - gap_extend, h_up - gap_open);
+    Expr f_value = max(below(F, 0, above(top_F, 0, none)) - gap_extend, h_up - gap_open);
+    if (packed_row) {
+        Expr first = ii == 0 && io == 0;
+        h_diagonal = select(j > 0, select(first, cast(type, top_row(j, b) / cast(UInt(32), 65536)), below(H, 1, zero)), zero);
+        f_value = select(first, cast(type, top_row(j, b)), max(below(F, 0, none) - gap_extend, below(H, 0, zero) - gap_open));
+    }
+    F(ii, io, j, b) = f_value;
     Expr score = cast(type, profile ? query_profile(io * K + ii, subject(j, b)) : substitution(query(io * K + ii), subject(j, b)));
     const Expr diagonal_sum = saturate ? saturating_add(h_diagonal, score) : h_diagonal + score;
     H(ii, io, j, b) = max(max(zero, diagonal_sum), max(e_in, F(ii, io, j, b)));
@@ -225,10 +238,20 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     if (segment) {
         // The last residue's row, for the next segment (of a ragged batch:
         // up to the sequence's length; the rest of its column is not written).
-        Bottom_H(j, b) = select(io * K + ii == Q - 1, H(ii, io, j, b));
-        Bottom_F(j, b) = select(io * K + ii == Q - 1, F(ii, io, j, b));
-        if (narrow) F.merge_ures(H, E, Best, Overflow, Bottom_H, Bottom_F);
-        else F.merge_ures(H, E, Best, Bottom_H, Bottom_F);
+        if (packed_row) {
+            // (h's 16 bits * 65536 + f's 16 bits: h = int16(row / 65536), f = int16(row).)
+            Func Bottom(Place::Device, "Bottom");
+            Expr f_next = max(F(ii, io, j, b) - gap_extend, H(ii, io, j, b) - gap_open);
+            Expr h_before = select(j > 0, H(ii, io, j - 1, b), zero);
+            auto half = [](const Expr &v) { return cast(UInt(32), cast(UInt(16), v)); };
+            Bottom(j, b) = select(io * K + ii == Q - 1, half(h_before) * cast(UInt(32), 65536) + half(f_next));
+            F.merge_ures(H, E, Best, Overflow, Bottom);
+        } else {
+            Bottom_H(j, b) = select(io * K + ii == Q - 1, H(ii, io, j, b));
+            Bottom_F(j, b) = select(io * K + ii == Q - 1, F(ii, io, j, b));
+            if (narrow) F.merge_ures(H, E, Best, Overflow, Bottom_H, Bottom_F);
+            else F.merge_ures(H, E, Best, Bottom_H, Bottom_F);
+        }
     } else if (narrow) {
         F.merge_ures(H, E, Best, Overflow);
     } else {
@@ -247,6 +270,12 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     // SHARED=0 reads it through L1, as the CM backend, which has no shared
     // memory, must.
     if (params.get_int("SHARED", 1, 0, 1)) (profile ? query_profile : substitution).in(E).store_in(MemoryType::Shared);
+    if (packed_row) {
+        if (ragged && profile) return Spec{Best, {query_profile, subject, lengths, top_row}};
+        if (ragged) return Spec{Best, {query, subject, substitution, lengths, top_row}};
+        if (profile) return Spec{Best, {query_profile, subject, top_row}};
+        return Spec{Best, {query, subject, substitution, top_row}};
+    }
     if (ragged && segment && profile) return Spec{Best, {query_profile, subject, lengths, top_H, top_F}};
     if (ragged && profile) return Spec{Best, {query_profile, subject, lengths}};
     if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
@@ -278,9 +307,10 @@ PULSE_REGISTER_SPEC("align_sw_ragged_profile_i16", "Smith-Waterman as align_sw_r
                     "Overflow(b) flagging a pair to compute again in 32 bits",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::Ragged, Int(16), true, true); });
 PULSE_REGISTER_SPEC("align_sw_ragged_segment_profile_i16", "one pass of Smith-Waterman as align_sw_ragged_profile_i16 over a "
-                    "segment of a long query: the row above its first residue read from top_H and top_F, its last residue's row "
-                    "written to Bottom_H and Bottom_F up to each database sequence's length, for the next pass (the pair's score "
-                    "is the largest Best over the passes, flagged if any pass flags it)",
+                    "segment of a long query: the row above its first residue read from top, its last residue's row written to "
+                    "Bottom up to each database sequence's length, for the next pass (a uint32 a column: the 16 bits of H at the "
+                    "column before times 65536, plus the 16 bits of the F entering the next segment; above the first pass 49152, "
+                    "H 0 and F -16384; the pair's score is the largest Best over the passes, flagged if any pass flags it)",
                     [](const Params &p) { return smith_waterman_blocked(p, Batch::RaggedSegment, Int(16), true, true); });
 PULSE_REGISTER_SPEC("align_sw_ragged_segment_profile", "one pass of Smith-Waterman as align_sw_ragged_profile over a segment of a "
                     "long query, its rows as align_sw_ragged_segment_profile_i16's, int32",

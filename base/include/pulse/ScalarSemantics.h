@@ -57,7 +57,7 @@ PULSE_SCALAR_FN T pulse_div(T a, T b) {
     if (pulse_is_signed<T>()) {
         if (b == (T)-1) return pulse_sub<T>((T)0, a);
         T q = (T)(a / b), r = (T)(a % b);
-        if (r < 0) q = b > 0 ? (T)(q - 1) : (T)(q + 1);
+        if ((int64_t)r < 0) q = (int64_t)b > 0 ? (T)(q - 1) : (T)(q + 1);  // (signed T: compared in int64, no warning where T is unsigned)
         return q;
     }
     return (T)(a / b);
@@ -71,7 +71,7 @@ PULSE_SCALAR_FN T pulse_mod(T a, T b) {
     if (pulse_is_signed<T>()) {
         if (b == (T)-1) return (T)0;
         T r = (T)(a % b);
-        if (r < 0) r = b > 0 ? (T)(r + b) : (T)(r - b);
+        if ((int64_t)r < 0) r = (int64_t)b > 0 ? (T)(r + b) : (T)(r - b);
         return r;
     }
     return (T)(a % b);
