@@ -361,8 +361,13 @@ std::vector<int> residues(std::mt19937 &rng, int n, int letters) {
 
 /// Smith-Waterman with affine gaps (Gotoh), as the textbook writes it; a
 /// pair of residues scores score(q, d).
+/// Its matrices, row i of query residue i - 1 (row 0 outside), and the best score.
+struct GotohMatrices {
+    std::vector<std::vector<int>> H, F;
+    int best = 0;
+};
 template<typename Score>
-int smith_waterman(const std::vector<int> &q, const std::vector<int> &d, Score score, int open, int extend) {
+GotohMatrices smith_waterman_matrices(const std::vector<int> &q, const std::vector<int> &d, Score score, int open, int extend) {
     const int Q = (int)q.size(), S = (int)d.size(), none = -(1 << 14);
     std::vector<std::vector<int>> H(Q + 1, std::vector<int>(S + 1, 0)), E = H, F = H;
     int best = 0;
@@ -375,7 +380,11 @@ int smith_waterman(const std::vector<int> &q, const std::vector<int> &d, Score s
             H[i][j] = std::max({0, H[i - 1][j - 1] + score(q[i - 1], d[j - 1]), E[i][j], F[i][j]});
             best = std::max(best, H[i][j]);
         }
-    return best;
+    return GotohMatrices{H, F, best};
+}
+template<typename Score>
+int smith_waterman(const std::vector<int> &q, const std::vector<int> &d, Score score, int open, int extend) {
+    return smith_waterman_matrices(q, d, score, open, extend).best;
 }
 
 /// Needleman-Wunsch with affine gaps (Gotoh), as the textbook writes it: a
@@ -870,6 +879,17 @@ TEST_CASE("align_sw_ragged_segment_profile and _i16: a long query in passes agai
         const RaggedBatch batch = ragged_batch(rng, RaggedSize{n.Q, n.K, n.S});
         const int B = batch.count;
         const Halide::Buffer<> profile = query_profile(batch, n.Q);
+        // The textbook's matrices of each pair, for the rows the passes write.
+        std::vector<GotohMatrices> matrices;
+        {
+            std::vector<int> q(n.Q);
+            for (int i = 0; i < n.Q; i++) q[i] = (int)load_element(batch.inputs.at("query"), {i}).as_int();
+            for (int b = 0; b < B; b++) {
+                std::vector<int> d(std::clamp((int)load_element(batch.inputs.at("lengths"), {b}).as_int(), 0, n.S));
+                for (int j = 0; j < (int)d.size(); j++) d[j] = (int)load_element(batch.inputs.at("subject"), {j, b}).as_int();
+                matrices.push_back(smith_waterman_matrices(q, d, [](int x, int y) { return pulse_blosum62[x][y]; }, 5, 2));
+            }
+        }
         for (const bool narrow : {false, true}) {
             const std::string spec = narrow ? "align_sw_ragged_segment_profile_i16" : "align_sw_ragged_segment_profile";
             INFO(spec);
@@ -907,6 +927,19 @@ TEST_CASE("align_sw_ragged_segment_profile and _i16: a long query in passes agai
                 for (int b = 0; b < B; b++) {
                     const int own = std::clamp((int)load_element(batch.inputs.at("lengths"), {b}).as_int(), 0, n.S);
                     for (int j = 0; j < n.S; j++) CHECK(is_poison_element(pass.at(row_out), {j, b}) == (j >= own));
+                    // The row is the textbook's at the segment's last residue: H and F, or
+                    // (int16) H at the column before and the F entering the next residue.
+                    const std::vector<int> &H = matrices[b].H[first + length], &F = matrices[b].F[first + length];
+                    for (int j = 0; j < own; j++) {
+                        INFO("column " << j);
+                        if (narrow) {
+                            const uint32_t entering = (uint16_t)std::max(F[j + 1] - 2, H[j + 1] - 5);
+                            CHECK(load_element(pass.at("Bottom"), {j, b}).as_uint() == (uint32_t)(uint16_t)H[j] * 65536u + entering);
+                        } else {
+                            CHECK(load_element(pass.at("Bottom_H"), {j, b}).as_int() == H[j + 1]);
+                            CHECK(load_element(pass.at("Bottom_F"), {j, b}).as_int() == F[j + 1]);
+                        }
+                    }
                     best[b] = std::max(best[b], (int)load_element(pass.at("Best"), {b}).as_int());
                     if (narrow) CHECK(load_element(pass.at("Overflow"), {b}).as_uint() == 0);
                 }
