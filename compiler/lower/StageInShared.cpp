@@ -236,6 +236,9 @@ int64_t stage_table(kir::Kernel &kernel, const kir::BufferArg &b, kir::NameGener
     const int threads = kernel.block_warps() * kir::warp_size;
     const int64_t copied_row = K ? row : extent[0], copies = entries / extent[0] * copied_row;
     const int64_t passes = (copies + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
+    // Every copied entry lies in the table where the batches fill whole
+    // blocks of threads; else each is tested.
+    const bool whole = copies % (threads * batch) == 0;
     Expr thread = Variable::make(Int(32), kir::block_warp_var) * kir::warp_size + Variable::make(Int(32), kir::lane_var);
     std::vector<std::pair<std::string, Expr>> loaded;
     std::vector<Stmt> stores;
@@ -249,9 +252,6 @@ int64_t stage_table(kir::Kernel &kernel, const kir::BufferArg &b, kir::NameGener
             coords.push_back(d == 0 && K ? simplify_exact(Halide::min(at[0], make_const(Int(32), extent[0] - 1))) : at[d]);
             rest = rest / make_const(Int(32), n);
         }
-        // Every copied entry lies in the table where the passes fill whole
-        // blocks of threads; else the last batch's are tested.
-        const bool whole = copies % (threads * batch) == 0;
         Expr inside = whole ? const_true() : e < make_const(Int(32), copies);
         const std::string value = names.fresh(tile, "copy");
         loaded.emplace_back(value, kir::load(b.type, b.name, inside, coords));

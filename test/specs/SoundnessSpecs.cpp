@@ -193,7 +193,8 @@ PULSE_REGISTER_SPEC("table_at_input_value", "a table read at an input's value, t
 /// alone: of an odd count, the last pair's instance runs alone, on code whose
 /// store the simplifier had folded away (specialize_interior's guarded copy,
 /// reached where the interior test, here the output's bounds alone, fails).
-/// An instance alone runs its whole code.
+/// An instance alone takes its test's branch: the packed code with both lanes
+/// set to it where the test holds, the guarded copy where it fails.
 Spec packed_pair_cut_short(const Params &) {
     Var i("i"), j("j"), k("k"), s("s"), t("t");
     Func A(Int(32), {i, j, k}, Place::Device, "A"), Out(Place::Device, "Out");
