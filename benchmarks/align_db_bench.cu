@@ -8,8 +8,8 @@
 // the same run: a plain CUDA aligner, one thread per pair, over the same
 // classes and lengths. Every best score is compared. With kernels of
 // align_sw_ragged_i16 (kernels.h defines ALIGN_DB_NARROW) the scores are
-// int16 with an Overflow flag per pair: a flagged pair's score is the 32-bit
-// fallback's to compute, so it is counted, not compared. With kernels of
+// int16 with an Overflow flag per pair (a flagged pair's score is the 32-bit
+// fallback's: below). With kernels of
 // align_sw_ragged_segment_profile_i16 (kernels.h defines ALIGN_DB_SEGMENT L)
 // the query runs in Q / L passes, each class's rows through global memory:
 // pass p reads profile rows [pL, pL + L) and the row the pass before wrote
@@ -20,10 +20,21 @@
 // GCUPS: query length x total database residues per nanosecond.
 // Prints a line per class and
 // `CSV,align_db,<Q>,<N>,<residues>,<longest>,<Pulse ms>,<Pulse GCUPS>,<peer ms>,<peer GCUPS>,<check>`.
-// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<pulse>/examples -IDIR DIR/align_db_s*.cu
-//        benchmarks/align_db_bench.cu -o align_db_bench   (DIR/align_db_s*_check.cu left out)
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I<pulse>/runtime -I<pulse>/examples -IDIR DIR/align_db_*.cu
+//        benchmarks/align_db_bench.cu -o align_db_bench   (DIR/align_db_*_check.cu left out)
 // usage: align_db_bench [N [Q]]   (Q: another query length, for the segment
 //        kernels only: a multiple of ALIGN_DB_SEGMENT)
+// With ALIGN_DB_FALLBACK (the int16 kernels scored from a profile) the pairs
+// flagged past int16 are computed again in int32 by align_db_fallback (the
+// 32-bit fallback, after the timed runs) and compared too. The random
+// database flags none: a local score is at most 11 Q (BLOSUM62's largest
+// entry for each query residue), below the flag's 32641 up to Q = 2967.
+// environment: ALIGN_DB_CHECK_ONLY=1 runs the database once through Pulse and
+//        once through the peer and compares, without timing (for
+//        compute-sanitizer, where each timed repetition costs minutes).
+//        ALIGN_DB_HIGH_SCORES=1 makes the query all tryptophan (W, 11 against
+//        itself) and so every sequence of 3000 residues or more: at Q = 4096
+//        their scores pass int16, and the fallback computes them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -82,6 +93,26 @@ __global__ void outside_row(uint32_t *row, size_t n) {
 #else
 constexpr int align_db_passes_of(int) { return 1; }
 #endif
+#ifdef ALIGN_DB_FALLBACK
+/// The 32-bit fallback: one int32 pass of align_sw_ragged_segment_profile over L residues, at the bound S.
+struct AlignDbFallback {
+    int S;
+    // profile, subject, lengths, the row above (H, F); Best, the last row (H, F).
+    cudaError_t (*run)(pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer, pulse_buffer,
+                       cudaStream_t);
+    pulse_buffer (*profile)(const void *, int64_t);
+    pulse_buffer (*subject)(const void *, int64_t);
+    pulse_buffer (*lengths)(const void *, int64_t);
+    pulse_buffer (*top_h)(const void *, int64_t);
+    pulse_buffer (*top_f)(const void *, int64_t);
+    pulse_buffer (*best)(void *, int64_t);
+    pulse_buffer (*bottom_h)(void *, int64_t);
+    pulse_buffer (*bottom_f)(void *, int64_t);
+};
+#endif
+__global__ void fill(int *p, size_t n, int value) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = value;
+}
 #define ALIGN_DB_TABLE
 #include "kernels.h"
 #include "align/blosum62.h"
@@ -103,6 +134,9 @@ int main(int argc, char **argv) {
     const long N = argc > 1 ? atol(argv[1]) : 1L << 20;
     const int Q = argc > 2 ? atoi(argv[2]) : align_db_query, classes = (int)(sizeof align_db_kernels / sizeof align_db_kernels[0]);
     const int passes = align_db_passes_of(Q);
+    const bool check_only = getenv("ALIGN_DB_CHECK_ONLY") && atoi(getenv("ALIGN_DB_CHECK_ONLY")) != 0;
+    const bool high_scores = getenv("ALIGN_DB_HIGH_SCORES") && atoi(getenv("ALIGN_DB_HIGH_SCORES")) != 0;
+    const int tryptophan = 17, high_score_length = 3000;  // W in pulse_blosum62_alphabet
 #ifdef ALIGN_DB_SEGMENT
     const int kernel_residues = ALIGN_DB_SEGMENT;  // of the query, in one kernel
 #else
@@ -126,6 +160,7 @@ int main(int argc, char **argv) {
     cudaMalloc(&query, Q * 4);
     cudaMalloc(&matrix, 24 * 24 * 4);
     residues<<<64, 256>>>(query, Q, 1);
+    if (high_scores) fill<<<64, 256>>>(query, Q, tryptophan);
     cudaMemcpy(matrix, pulse_blosum62, sizeof pulse_blosum62, cudaMemcpyHostToDevice);  // symmetric: either layout
 #ifdef ALIGN_DB_PROFILE
     // The query profile, once per query: element i + Q r is the score of query residue i against residue r.
@@ -167,6 +202,8 @@ int main(int argc, char **argv) {
 #endif
         PULSE_CUDA_CHECK(cudaMalloc(&part.peer, part.count * 4));
         residues<<<1024, 256>>>(part.subject, S * part.count, 2 + c);
+        for (long b = begin; high_scores && b < end && length[b] >= high_score_length; b++)
+            fill<<<16, 256>>>(part.subject + (b - begin) * S, length[b], tryptophan);
         cudaMemcpy(part.lengths, length.data() + begin, part.count * 4, cudaMemcpyHostToDevice);
         cudaMemset(part.best, 0xff, passes * part.count * sizeof(Score));
         cudaMemset(part.overflow, 0xff, passes * part.count);
@@ -230,17 +267,57 @@ int main(int argc, char **argv) {
            padded / total_residues);
     if (passes > 1) printf(", in %d passes of %d residues", passes, Q / passes);
     printf("\n");
-    for (const LengthClass &p : parts) {
-        const float ms = (float)pulse::cuda::time_median_ms([&] { run_pulse(p); }, 1, 5, p.stream);
-        printf("  class S<=%5d: %8ld sequences, %11.0f residues: Pulse %9.3f ms (%7.1f GCUPS)\n", p.kernel->S, p.count, p.residues, ms,
-               Q * p.residues / ms / 1e6);
+    float pulse_ms = 0, peer_ms = 0;
+    if (check_only) {
+        all(run_peer);
+    } else {
+        for (const LengthClass &p : parts) {
+            const float ms = (float)pulse::cuda::time_median_ms([&] { run_pulse(p); }, 1, 5, p.stream);
+            printf("  class S<=%5d: %8ld sequences, %11.0f residues: Pulse %9.3f ms (%7.1f GCUPS)\n", p.kernel->S, p.count, p.residues, ms,
+                   Q * p.residues / ms / 1e6);
+        }
+        pulse_ms = (float)pulse::cuda::time_median_ms([&] { all(run_pulse); }, 1, 5);
+        peer_ms = (float)pulse::cuda::time_median_ms([&] { all(run_peer); }, 1, 3);
     }
-    const float pulse_ms = (float)pulse::cuda::time_median_ms([&] { all(run_pulse); }, 1, 5);
-    const float peer_ms = (float)pulse::cuda::time_median_ms([&] { all(run_peer); }, 1, 3);
     PULSE_CUDA_CHECK(cudaDeviceSynchronize());
-    long wrong = 0, flagged = 0;
+#ifdef ALIGN_DB_FALLBACK
+    // The 32-bit fallback for the pairs of class p flagged past int16: their sequences gathered into a
+    // batch at the fallback's bound, run in the same passes with rows of H and F through memory; a
+    // pair's score is the largest Best of its passes.
+    auto in_int32 = [&](const LengthClass &p, const std::vector<long> &pairs) {
+        const AlignDbFallback &f = align_db_fallback_kernel;
+        const long n = (long)pairs.size();
+        const size_t cells = (size_t)f.S * n;
+        int *subject, *lengths, *best, *rows[6];  // the row above the first pass (H, F), then two pairs in turn
+        PULSE_CUDA_CHECK(cudaMalloc(&subject, cells * 4));
+        PULSE_CUDA_CHECK(cudaMalloc(&lengths, n * 4));
+        PULSE_CUDA_CHECK(cudaMalloc(&best, passes * n * 4));
+        for (int *&row : rows) PULSE_CUDA_CHECK(cudaMalloc(&row, cells * 4));
+        cudaMemset(subject, 0, cells * 4);
+        std::vector<int> pair_length(n), score(n, 0), pass_best(passes * n);
+        for (long k = 0; k < n; k++) {
+            pair_length[k] = length[p.first + pairs[k]];
+            cudaMemcpy(subject + k * f.S, p.subject + pairs[k] * p.kernel->S, pair_length[k] * 4, cudaMemcpyDeviceToDevice);
+        }
+        cudaMemcpy(lengths, pair_length.data(), n * 4, cudaMemcpyHostToDevice);
+        fill<<<256, 256>>>(rows[0], cells, 0);
+        fill<<<256, 256>>>(rows[1], cells, -16384);  // outside the matrix: H 0, F -16384
+        for (int pass = 0; pass < passes; pass++) {
+            int **above = pass == 0 ? rows : rows + 2 + 2 * ((pass - 1) % 2), **below = rows + 2 + 2 * (pass % 2);
+            PULSE_CUDA_CHECK(f.run(f.profile(profile[pass], n), f.subject(subject, n), f.lengths(lengths, n), f.top_h(above[0], n),
+                                   f.top_f(above[1], n), f.best(best + pass * n, n), f.bottom_h(below[0], n), f.bottom_f(below[1], n), 0));
+        }
+        PULSE_CUDA_CHECK(cudaMemcpy(pass_best.data(), best, passes * n * 4, cudaMemcpyDeviceToHost));
+        for (long k = 0; k < n; k++)
+            for (int pass = 0; pass < passes; pass++) score[k] = std::max(score[k], pass_best[pass * n + k]);
+        for (int *buffer : {subject, lengths, best, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]}) cudaFree(buffer);
+        return score;
+    };
+#endif
+    long wrong = 0, flagged = 0, recomputed = 0;
     for (const LengthClass &p : parts) {
-        std::vector<Score> got(p.count), pass_best(passes * p.count);
+        std::vector<int> got(p.count);
+        std::vector<Score> pass_best(passes * p.count);
         std::vector<int> want(p.count);
         std::vector<unsigned char> overflowed(p.count, 0), pass_overflow(passes * p.count, 0);
         cudaMemcpy(pass_best.data(), p.best, passes * p.count * sizeof(Score), cudaMemcpyDeviceToHost);
@@ -253,10 +330,20 @@ int main(int argc, char **argv) {
             got[b] = pass_best[b];
             overflowed[b] = pass_overflow[b];
             for (int pass = 1; pass < passes; pass++) {
-                got[b] = std::max(got[b], pass_best[pass * p.count + b]);
+                got[b] = std::max(got[b], (int)pass_best[pass * p.count + b]);
                 overflowed[b] = overflowed[b] > 1 || pass_overflow[pass * p.count + b] > 1 ? 2 : overflowed[b] | pass_overflow[pass * p.count + b];
             }
         }
+#ifdef ALIGN_DB_FALLBACK
+        std::vector<long> redo;
+        for (long b = 0; b < p.count; b++)
+            if (overflowed[b] == 1) redo.push_back(b);
+        if (!redo.empty()) {
+            const std::vector<int> score = in_int32(p, redo);
+            for (size_t k = 0; k < redo.size(); k++) got[redo[k]] = score[k], overflowed[redo[k]] = 0;  // exact now: compared
+            recomputed += (long)redo.size();
+        }
+#endif
         for (long b = 0; b < p.count; b++) {
             // A flag is a bool (0 or 1); a pair not flagged has the exact score.
             const bool bad = overflowed[b] > 1 || (!overflowed[b] && got[b] != want[b]);
@@ -270,8 +357,13 @@ int main(int argc, char **argv) {
             flagged += !bad && overflowed[b];
         }
     }
-    if (flagged) printf("align_db Q=%d: %ld pairs flagged as past int16 (their scores the 32-bit fallback's)\n", Q, flagged);
+    if (recomputed) printf("align_db Q=%d: %ld pairs flagged past int16, computed again in int32 (align_db_fallback, not timed) and compared\n", Q, recomputed);
+    if (flagged) printf("align_db Q=%d: %ld pairs flagged as past int16 (their scores the 32-bit fallback's, not generated here)\n", Q, flagged);
     const double cells = (double)Q * total_residues;
+    if (check_only) {
+        printf("align_db Q=%d N=%ld, checked once (not timed): %s (%ld of %ld scores differ)\n", Q, N, wrong ? "FAIL" : "PASS", wrong, N);
+        return wrong ? 1 : 0;
+    }
     printf("align_db Q=%d N=%ld: Pulse %.3f ms (%.1f GCUPS), one thread per pair %.3f ms (%.1f GCUPS); %s (%ld of %ld scores differ)\n", Q, N,
            pulse_ms, cells / pulse_ms / 1e6, peer_ms, cells / peer_ms / 1e6, wrong ? "FAIL" : "PASS", wrong, N);
     printf("CSV,align_db,%d,%ld,%.0f,%d,%.4f,%.1f,%.4f,%.1f,%s\n", Q, N, total_residues, length[0], pulse_ms, cells / pulse_ms / 1e6, peer_ms,

@@ -22,7 +22,11 @@
 #   query length, each a multiple of L, listed in its file `queries`; its
 #   kernels.h defines ALIGN_DB_SEGMENT). The blocked aligners stage their
 #   table (or profile) in shared memory once per block; --param SHARED=0 in
-#   ALIGN_FLAGS reads it through L1.
+#   ALIGN_FLAGS reads it through L1. The int16 specs scored from a profile
+#   also get align_db_fallback (kernels.h defines ALIGN_DB_FALLBACK): one int32
+#   pass of align_sw_ragged_segment_profile over the same residues, at the
+#   largest class's bound, which the benchmark runs on the pairs flagged past
+#   int16 (generator flags ALIGN_FALLBACK_FLAGS, default --max-shared-bytes=200000).
 set -euo pipefail
 usage="usage: benchmarks/generate_align_db.sh BUILD_DIR OUT_DIR"
 build="$(cd "${1:?$usage}" && pwd)"
@@ -63,6 +67,9 @@ for pass in $folders; do
   if [[ $narrow == 1 ]]; then echo "#define ALIGN_DB_NARROW 1  // $spec: int16 scores and an Overflow flag per pair" >>"$table"; fi
   if [[ $profile == 1 ]]; then echo "#define ALIGN_DB_PROFILE 1  // $spec: scored from a query profile, Q x 24" >>"$table"; fi
   if [[ -n "$segment" ]]; then echo "#define ALIGN_DB_SEGMENT $segment  // $spec: passes of $segment residues, rows through memory" >>"$table"; fi
+  if [[ $narrow == 1 && $profile == 1 ]]; then
+    echo "#define ALIGN_DB_FALLBACK 1  // align_db_fallback: the pairs flagged past int16 computed again in int32" >>"$table"
+  fi
   echo "#ifdef ALIGN_DB_TABLE" >>"$table"
   entries=()
   for s in $classes; do
@@ -79,10 +86,28 @@ for pass in $folders; do
     [[ -n "$segment" ]] && rows=" ${name}_top_buffer, ${name}_Bottom_buffer,"
     entries+=("    {$s, $name, $scoring, ${name}_lengths_buffer, ${name}_Best_buffer,$overflow$rows},")
   done
+  # The 32-bit fallback of the int16 aligners scored from a profile: one
+  # int32 pass (align_sw_ragged_segment_profile) of the pass's length, at
+  # the largest class's bound, for the pairs a pass flags past int16.
+  fallback=""
+  if [[ $narrow == 1 && $profile == 1 ]]; then
+    fallback=align_db_fallback
+    largest="${classes##* }"
+    # shellcheck disable=SC2086  # ALIGN_FALLBACK_FLAGS is a list
+    "$build/examples/align" -g align_sw_ragged_segment_profile --param "Q=$pass" --param "K=$k" --param "S=$largest" \
+      ${ALIGN_FALLBACK_FLAGS:---max-shared-bytes=200000} --emit cuda --name="$fallback" -o "$dir" \
+      >"$dir/$fallback.generate.log" 2>&1 || { echo "FAIL $dir/$fallback:"; cat "$dir/$fallback.generate.log"; exit 1; }
+  fi
   {
     echo "static const AlignDbKernel align_db_kernels[] = {"
     printf '%s\n' "${entries[@]}"
     echo "};"
+    if [[ -n "$fallback" ]]; then
+      echo "#include \"$fallback.h\""
+      echo "static const AlignDbFallback align_db_fallback_kernel = {$largest, $fallback, ${fallback}_profile_buffer, ${fallback}_subject_buffer,"
+      echo "    ${fallback}_lengths_buffer, ${fallback}_top_H_buffer, ${fallback}_top_F_buffer, ${fallback}_Best_buffer, ${fallback}_Bottom_H_buffer,"
+      echo "    ${fallback}_Bottom_F_buffer};"
+    fi
     echo "constexpr int align_db_query = $q;"
     echo "#endif"
   } >>"$table"
