@@ -801,10 +801,11 @@ System draw_system(std::mt19937 &rng) {
                 if (l != keep) out.at.push_back(chance(fold, 0.7) ? max_of(s, l) : s.mins[l] + uniform(fold, 0, s.extents[l] - 1));
         }
     }
-    // A table read at input values (a fifth of the systems), from a generator of its own.
+    // A table read at input values (a fifth of the systems), from a generator of its own;
+    // a third of them large (a copy to shared memory takes many passes of a block's threads).
     std::mt19937 lookup(peek() ^ 0x27d4eb2fu);
     if (chance(lookup, 0.2)) {
-        s.table_extent = uniform(lookup, 1, 9);
+        s.table_extent = chance(lookup, 0.35) ? uniform(lookup, 1000, 9000) : uniform(lookup, 1, 9);
         for (Recurrence &rec : s.recurrences)
             for (Term &t : rec.terms)
                 if (t.kind == Term::InputRead && chance(lookup, 0.5)) t.via_table = true;

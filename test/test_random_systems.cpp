@@ -101,6 +101,9 @@ struct Stats {
     int reduction_systems = 0, reduction_executed = 0, reduction_refused = 0;
     /// Systems that read a table at input values, and kernels executed of them.
     int table_systems = 0, table_executed = 0;
+    /// Of those, kernels that staged the table in shared memory (tab.in(A).store_in(MemoryType::Shared)),
+    /// and with a table of more entries than 16 copy passes of the block's threads (the copy in several batches).
+    int table_shared_executed = 0, table_shared_batches = 0;
     /// Accepted linear designs given a data bound (a ragged batch) on a loop
     /// that only advances time: refused as they must be (a read above the
     /// bound), and kernels executed of the others.
@@ -452,6 +455,10 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                 mapped.source.schedule.stagings.push_back(ir::Staging{v.name, v.name, {}, {}, MemoryType::Shared});
             }
         }
+        // Half the kernels of a system with a table stage it whole in shared memory,
+        // copied once per block (tab.in(A).store_in(MemoryType::Shared)).
+        const bool table_shared = uses_table(system) && (turn & 8) != 0;
+        if (table_shared) mapped.source.schedule.stagings.push_back(ir::Staging{"tab", recurrence_name(0), {}, {}, MemoryType::Shared});
         for (bool rolled : {false, true}) {
             if (threads && rolled != ((turn & 1) != 0)) continue;
             KernelOptions options;
@@ -491,7 +498,8 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             }
             const Mapping mapping = kernel.warps_per_array > 1 ? SeveralWarps : kernel.pes_per_lane > 1 ? SeveralPerLane : OnePerLane;
             const bool is_rolled = lowered.rolled;
-            const std::string label = std::string("kernel executor (") + mapping_names[mapping] + (is_rolled ? ", rolled)" : ")");
+            const std::string label = std::string("kernel executor (") + mapping_names[mapping] + (is_rolled ? ", rolled" : "") +
+                                      (table_shared ? ", tab.in(A).store_in(MemoryType::Shared))" : ")");
             phase = "optimize_kernel";
             optimize_kernel(kernel);
             phase = "kernel execution";
@@ -507,6 +515,10 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             stats.executed++;
             stats.reduction_executed += system.outputs[0].reduce >= 0;
             stats.table_executed += uses_table(system);
+            // (A table staged is a block array: the test counts what the kernel holds, not what was asked.)
+            const bool staged = table_shared && !kernel.block_arrays.empty();
+            stats.table_shared_executed += staged;
+            stats.table_shared_batches += staged && system.table_extent > 16 * kernel.block_warps() * kir::warp_size;
             stats.saturating_executed += uses_saturating(system);
             stats.constrained_executed += constrained;
             stats.several_per_lane += kernel.pes_per_lane > 1;
@@ -829,7 +841,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << s.reduction_executed << " kernels executed, " << s.reduction_refused
               << " refused by the mapping (indexed by a loop of the array)\n";
     std::cout << "  tables read at input values (tab(cast(Int(32), x(...)))): " << s.table_systems << " systems, "
-              << s.table_executed << " kernels executed\n";
+              << s.table_executed << " kernels executed (" << s.table_shared_executed << " with the table staged in shared memory, "
+              << s.table_shared_batches << " of them copying it in several batches)\n";
     std::cout << "  data bounds (A.where(l < len(instance)) on a loop that only advances time, a ragged batch; its cases "
               << "counted above too): " << s.ragged_cases << " accepted designs bounded, " << s.ragged_refused
               << " refused (a read above the bound), " << s.ragged_executed << " kernels executed ("
@@ -880,6 +893,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         // So are tables.
         CHECK(s.table_systems > 0);
         CHECK(s.table_executed > 0);
+        CHECK(s.table_shared_executed > 0);
+        CHECK(s.table_shared_batches > 0);
     }
 }
 
