@@ -87,9 +87,7 @@ struct AlignDbKernel {
 #ifdef ALIGN_DB_SEGMENT
 constexpr int align_db_passes_of(int Q) { return Q / ALIGN_DB_SEGMENT; }
 /// The row above the first pass: H 0 and F -16384 (outside the matrix), 0 * 65536 + 49152.
-__global__ void outside_row(uint32_t *row, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) row[i] = 0 * 65536 + (uint16_t)-16384;
-}
+constexpr uint32_t outside_row = 0 * 65536 + (uint16_t)-16384;
 #else
 constexpr int align_db_passes_of(int) { return 1; }
 #endif
@@ -110,7 +108,8 @@ struct AlignDbFallback {
     pulse_buffer (*bottom_f)(void *, int64_t);
 };
 #endif
-__global__ void fill(int *p, size_t n, int value) {
+template<typename T>
+__global__ void fill(T *p, size_t n, T value) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = value;
 }
 #define ALIGN_DB_TABLE
@@ -198,11 +197,11 @@ int main(int argc, char **argv) {
         PULSE_CUDA_CHECK(cudaMalloc(&part.overflow, passes * part.count));
 #ifdef ALIGN_DB_SEGMENT
         for (uint32_t *&row : part.rows) PULSE_CUDA_CHECK(cudaMalloc(&row, (size_t)S * part.count * 4));
-        outside_row<<<1024, 256>>>(part.rows[0], (size_t)S * part.count);
+        fill<<<1024, 256>>>(part.rows[0], (size_t)S * part.count, outside_row);
 #endif
         PULSE_CUDA_CHECK(cudaMalloc(&part.peer, part.count * 4));
         residues<<<1024, 256>>>(part.subject, S * part.count, 2 + c);
-        for (long b = begin; high_scores && b < end && length[b] >= high_score_length; b++)
+        for (long b = begin; high_scores && b < end && length[b] >= high_score_length; b++)  // (longest first)
             fill<<<16, 256>>>(part.subject + (b - begin) * S, length[b], tryptophan);
         cudaMemcpy(part.lengths, length.data() + begin, part.count * 4, cudaMemcpyHostToDevice);
         cudaMemset(part.best, 0xff, passes * part.count * sizeof(Score));
@@ -310,7 +309,8 @@ int main(int argc, char **argv) {
         PULSE_CUDA_CHECK(cudaMemcpy(pass_best.data(), best, passes * n * 4, cudaMemcpyDeviceToHost));
         for (long k = 0; k < n; k++)
             for (int pass = 0; pass < passes; pass++) score[k] = std::max(score[k], pass_best[pass * n + k]);
-        for (int *buffer : {subject, lengths, best, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]}) cudaFree(buffer);
+        for (int *buffer : {subject, lengths, best}) cudaFree(buffer);
+        for (int *row : rows) cudaFree(row);
         return score;
     };
 #endif

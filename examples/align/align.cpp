@@ -270,17 +270,12 @@ Spec smith_waterman_blocked(const Params &params, Batch batch, Type type = Int(3
     // SHARED=0 reads it through L1, as the CM backend, which has no shared
     // memory, must.
     if (params.get_int("SHARED", 1, 0, 1)) (profile ? query_profile : substitution).in(E).store_in(MemoryType::Shared);
-    if (packed_row) {
-        if (ragged && profile) return Spec{Best, {query_profile, subject, lengths, top_row}};
-        if (ragged) return Spec{Best, {query, subject, substitution, lengths, top_row}};
-        if (profile) return Spec{Best, {query_profile, subject, top_row}};
-        return Spec{Best, {query, subject, substitution, top_row}};
-    }
-    if (ragged && segment && profile) return Spec{Best, {query_profile, subject, lengths, top_H, top_F}};
-    if (ragged && profile) return Spec{Best, {query_profile, subject, lengths}};
-    if (ragged) return Spec{Best, {query, subject, substitution, lengths}};
-    if (segment) return Spec{Best, {query, subject, substitution, top_H, top_F}};
-    return Spec{Best, {query, subject, substitution}};
+    // The inputs: the scoring, the lengths of a ragged batch, a segment's row above.
+    std::vector<Input> inputs = profile ? std::vector<Input>{query_profile, subject} : std::vector<Input>{query, subject, substitution};
+    if (ragged) inputs.push_back(lengths);
+    if (packed_row) inputs.push_back(top_row);
+    else if (segment) inputs.insert(inputs.end(), {top_H, top_F});
+    return Spec{Best, inputs};
 }
 
 }  // namespace
