@@ -58,6 +58,7 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
         int J, I, K, JO, IO;
         bool warps, f64;
         int broadcast = 0;  // 1: a broadcast along the rows (t = k + i); 2: both operands (t = k)
+        int warp_rows = 0;  // with warps: values of i per warp (--pes-per-thread), a tile per thread
     };
     // J past 32 runs a block of ceil(J / 32) columns on each lane (37: 2 per lane, the last lane's block cut short).
     for (const Case c : {Case{5, 3, 7, 2, 3, false, false}, Case{32, 8, 9, 1, 2, false, true}, Case{7, 1, 5, 3, 1, false, false},
@@ -68,9 +69,13 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
                          Case{5, 3, 7, 2, 3, false, false, 1}, Case{70, 4, 9, 1, 2, false, true, 1},
                          // both broadcast: nothing moves, so past 32 columns they interleave over the lanes
                          Case{5, 3, 7, 2, 3, false, false, 2}, Case{70, 3, 6, 2, 2, false, false, 2}, Case{128, 8, 5, 1, 2, false, true, 2},
-                         Case{256, 8, 3, 1, 1, false, false, 2}, Case{7, 5, 4, 1, 2, true, false, 2}}) {
+                         Case{256, 8, 3, 1, 1, false, false, 2}, Case{7, 5, 4, 1, 2, true, false, 2},
+                         // both broadcast on the lanes and warps of a block: a tile per thread, i blocked over
+                         // the warps (the last warp's rows cut short), j interleaved over the lanes (past 32)
+                         Case{70, 11, 5, 2, 2, true, false, 2, 3}, Case{64, 16, 4, 1, 3, true, true, 2, 8},
+                         Case{20, 7, 6, 3, 1, true, false, 2, 1}, Case{45, 9, 3, 1, 2, true, false, 2, 2}}) {
         INFO("J=" << c.J << " I=" << c.I << " K=" << c.K << " JO=" << c.JO << " IO=" << c.IO << (c.warps ? " WARPS=1" : "")
-                  << (c.f64 ? " FP64=1" : "") << " BROADCAST=" << c.broadcast);
+                  << (c.f64 ? " FP64=1" : "") << " BROADCAST=" << c.broadcast << " warp rows " << c.warp_rows);
         const ir::UreProgram program = matmul_2d({{"J", c.J}, {"I", c.I}, {"K", c.K}, {"JO", c.JO}, {"IO", c.IO},
                                                   {"WARPS", c.warps}, {"FP64", c.f64}, {"BROADCAST", c.broadcast}});
         const Halide::Type type = c.f64 ? Halide::Float(64) : Halide::Float(32);
@@ -96,13 +101,26 @@ TEST_CASE("matmul_2d equals a CPU product at odd sizes, on every evaluator, in b
             INFO((rolled ? "time loop rolled" : "time loop unrolled"));
             KernelOptions options;
             if (rolled) options.max_unrolled_steps = 0;
+            options.pes_per_thread = c.warp_rows;
             const kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"}, options);
             CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, out)}}, 0) == "");
+            if (c.warp_rows) {
+                // At run time: every output one row tile and one column short.
+                kir::Kernel optimized = kernel;
+                optimize_kernel(optimized);
+                CHECK(test::run_cropped_against_reference(optimized, inputs, expected, 1) == "");
+            }
         }
-        // The mapping the kernel takes: I slots per lane, or I warps.
-        kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"});
-        CHECK(kernel.pes_per_lane == (c.warps ? 1 : (c.J + 31) / 32 * c.I));
-        CHECK(kernel.warps_per_array == (c.warps ? c.I : 1));
+        // The mapping the kernel takes: I slots per lane, or I warps, or
+        // tiles of ceil(J / 32) x warp_rows per thread on ceil(I / warp_rows) warps.
+        KernelOptions options;
+        options.pes_per_thread = c.warp_rows;
+        kir::Kernel kernel = lower_to_kernel(systolic, "matmul_2d", {"a", "bm"}, options);
+        const int rows = std::max(c.warp_rows, 1), columns = (c.J + 31) / 32;
+        const bool tiled = c.warps && (rows > 1 || columns > 1);
+        CHECK(kernel.pes_per_lane == (c.warps ? (tiled ? columns * rows : 1) : columns * c.I));
+        CHECK(kernel.warps_per_array == (c.warps ? (c.I + rows - 1) / rows : 1));
+        CHECK(kernel.warp_rows == (tiled ? rows : 0));
         // A broadcast along the lanes: a same-step chain the slots mapping runs
         // only in place (it refuses a chain whose value differs between PEs,
         // as this one's row index does across rows), so the kernel above exists.
@@ -200,14 +218,34 @@ TEST_CASE("what a 2-D mapping cannot hold is refused with the fix", "[two_dimens
     CHECK(warps == Refusal::TooManyPes);
     CHECK_THAT(warps_text, Contains("on the warps of a block; a block has at most 32 warps"));
     // A first row wider than a warp (j + 16 i: 36 values) runs two of its
-    // values per lane on slots, but on the lanes of gpu_threads it is refused.
+    // values per lane on slots; on the lanes of gpu_threads two per lane
+    // make a tile, which holds only where nothing moves: a moves along s1.
     ir::UreProgram wide = matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}});
     wide.schedule.transform->matrix = {{0, 1, 16}, {0, 0, 1}, {1, 1, 1}};
     CHECK(lower_to_kernel(compile_to_systolic(wide), "matmul_2d", {"a", "bm"}).pes_per_lane == 2 * 3);
     wide.schedule.gpu_threads = {"s1", "s2"};
     auto [threads, threads_text] = kernel_error(wide);
-    CHECK(threads == Refusal::TooManyPes);
-    CHECK_THAT(threads_text, Contains("puts s1 on the lanes of a warp, but s1 takes 36 values"));
+    CHECK(threads == Refusal::TapBeyondWarp);
+    CHECK_THAT(threads_text, Contains("A moves 1 PEs, but the array runs a tile of 2 PEs per thread") &&
+                                 Contains("drop --pes-per-thread and keep s1 within 32 values"));
+    // More than 64 PEs per thread in a tile: 2 columns of 36 rows per warp.
+    ir::UreProgram tile = matmul_2d({{"J", 40}, {"I", 36}, {"K", 3}, {"WARPS", 1}, {"BROADCAST", 2}});
+    KernelOptions rows;
+    rows.pes_per_thread = 33;
+    try {
+        lower_to_kernel(compile_to_systolic(tile), "matmul_2d", {"a", "bm"}, rows);
+        FAIL("a tile of 66 PEs per thread was accepted");
+    } catch (const CompileError &e) {
+        CHECK(e.refusal == Refusal::TooManyPes);
+        CHECK_THAT(std::string(e.what()), Contains("66 PEs per thread, more than 64"));
+    }
+    // --pes-per-thread on the slots mapping names what to add.
+    try {
+        lower_to_kernel(compile_to_systolic(matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}})), "matmul_2d", {"a", "bm"}, rows);
+        FAIL("--pes-per-thread on a 2-D array on slots was accepted");
+    } catch (const CompileError &e) {
+        CHECK_THAT(std::string(e.what()), Contains("add gpu_threads(s1, s2) to the schedule, or drop the option"));
+    }
     // gpu_threads naming one space row of two, or a loop outside the array.
     ir::UreProgram one = matmul_2d({{"J", 4}, {"I", 3}, {"K", 3}});
     one.schedule.gpu_threads = {"s2"};

@@ -192,6 +192,12 @@ struct Kernel {
     /// interleaved over the lanes, so a warp's lanes hold consecutive columns
     /// and read consecutive addresses). 0: blocked, as above.
     int64_t interleaved_rows = 0;
+    /// A 2-D array on (lanes, warps) (gpu_threads(x, y)) whose values never
+    /// cross PEs, run as a tile of several PEs per thread: warp w runs the
+    /// values w * warp_rows + r of y (r < warp_rows), lane l the values
+    /// l + 32 c of x, and thread (w, l)'s slot j = c * warp_rows + r the PE
+    /// of that pair. 0: not this mapping.
+    int64_t warp_rows = 0;
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     /// Dimension 0 of every buffer in global memory is dense (stride 1, as in
@@ -243,8 +249,9 @@ struct Kernel {
     int array_threads() const { return warps_per_array * warp_size; }
     /// The threads of an array that run at least one PE (blocked: the first
     /// ceil(pe_count / pes_per_lane); interleaved: one per column, up to the
-    /// array's threads).
+    /// array's threads; tiles over warps: every thread).
     int64_t threads_in_use() const {
+        if (warp_rows > 0) return array_threads();
         if (interleaved_rows > 0) return std::min<int64_t>((pe_count + interleaved_rows - 1) / interleaved_rows, array_threads());
         return (pe_count + pes_per_lane - 1) / std::max<int64_t>(pes_per_lane, 1);
     }

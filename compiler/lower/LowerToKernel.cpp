@@ -85,13 +85,38 @@ bool is_same_on_every_pe(const Expr &e, const std::string &space_var) {
 /// index s1.s2 / n2 along a chain down the slots (dp = 1), which changes
 /// between p - 1 and p only where a column starts and nothing copies. By
 /// induction from the chain's sources, every PE's copy equals its own value.
+/// A 2-D array too large for that PE-by-PE proof, with a chain along its
+/// inner row (|dp| < `stride`, the outer row's stride): the same proof
+/// position by position along the inner row, the outer row's index a
+/// symbol y (p = pe_min + stride * y + x), so the rows are proved at once.
+bool is_same_along_inner_row(const Expr &e, const std::string &space_var, int64_t dp, const Expr &copies_where, int64_t pe_min,
+                             int64_t stride, int64_t inner_extent) {
+    if (std::abs(dp) >= stride || dp == 0) return false;
+    const Expr y = Variable::make(Int(32), space_var + ".row");
+    auto at = [&](const Expr &x, int64_t position) {
+        return simplify_exact(substitute(space_var, y * (int)stride + (int)(pe_min + position), x));
+    };
+    for (int64_t x = 0; x < inner_extent; x++) {
+        const Expr copies = at(copies_where, x);
+        if (is_const_zero(copies)) continue;
+        if (!is_const_one(copies) || x - dp < 0 || x - dp >= inner_extent) return false;
+        if (!equal(at(e, x), at(e, x - dp))) return false;
+    }
+    return true;
+}
+
 bool is_same_along_chain(const Expr &e, const std::string &space_var, int64_t dp, const Expr &copies_where,
-                         int64_t pe_min, int64_t pe_count) {
+                         int64_t pe_min, int64_t pe_count, const std::vector<sys::SpaceAxis> &space_axes, size_t outer_axis) {
     if (is_same_on_every_pe(e, space_var)) return true;
     if (!sys::taps_in(e).empty()) return false;
     const Expr pe = Variable::make(Int(32), space_var);
     if (equal(simplify_exact(substitute(space_var, pe - (int)dp, e)), simplify_exact(e))) return true;
-    // Beyond a few thousand PEs the PE-by-PE proof is not worth its time.
+    // Beyond a few thousand PEs the PE-by-PE proof is not worth its time:
+    // a 2-D array's rows are proved at once.
+    if (pe_count > 4096 && space_axes.size() == 2) {
+        return is_same_along_inner_row(e, space_var, dp, copies_where, pe_min, space_axes[outer_axis].stride,
+                                       space_axes[1 - outer_axis].extent);
+    }
     if (pe_count > 4096) return false;
     for (int64_t p = pe_min; p < pe_min + pe_count; p++) {
         if (is_const_zero(simplify_exact(substitute(space_var, Expr((int)p), copies_where)))) continue;
@@ -187,6 +212,75 @@ std::string fits_warp_hint(const ir::UreProgram &source, int64_t capacity) {
     return hint.str();
 }
 
+/// `s` with each integer division or remainder by a positive constant m
+/// folded where the dividend is a sum of multiples of m and a rest that lies
+/// in [q m, q m + m) on every thread of an array of `warps` warps (lane in
+/// [0, 31], array.warp in [0, warps - 1]): x / m is the multiples over m
+/// plus q, x % m is the rest minus q m. A tile's PE index (lane + 32 c +
+/// stride * row) divided by its stride leaves (lane + 32 c) / stride, which
+/// the simplifier cannot fold without the lane's range.
+Stmt fold_thread_bounded_divisions(const Stmt &s, int warps) {
+    class Fold : public IRMutator {
+    public:
+        explicit Fold(int warps) {
+            threads.push(kir::lane_var, Interval(make_const(Int(32), 0), make_const(Int(32), kir::warp_size - 1)));
+            threads.push(kir::array_warp_var, Interval(make_const(Int(32), 0), make_const(Int(32), warps - 1)));
+        }
+        using IRMutator::visit;
+        Expr visit(const Div *op) override {
+            Split x;
+            if (!split(op->a, op->b, &x)) return IRMutator::visit(op);
+            return simplify(x.multiples / op->b + make_const(op->type, x.q));
+        }
+        Expr visit(const Mod *op) override {
+            Split x;
+            if (!split(op->a, op->b, &x)) return IRMutator::visit(op);
+            return simplify(x.rest - make_const(op->type, x.q * *as_const_int(op->b)));
+        }
+
+    private:
+        Scope<Interval> threads;
+        struct Split {
+            Expr multiples, rest;
+            int64_t q = 0;
+        };
+        /// x = multiples + rest, multiples a sum of multiples of m, and
+        /// rest / m = q on every thread.
+        bool split(const Expr &x, const Expr &m, Split *out) {
+            const int64_t *divisor = as_const_int(m);
+            if (!divisor || *divisor <= 0 || !x.type().is_int()) return false;
+            std::vector<Expr> terms;
+            std::function<void(const Expr &)> add_terms = [&](const Expr &e) {
+                if (const Add *a = e.as<Add>()) {
+                    add_terms(a->a);
+                    add_terms(a->b);
+                } else {
+                    terms.push_back(e);
+                }
+            };
+            add_terms(x);
+            out->multiples = make_zero(x.type());
+            out->rest = make_zero(x.type());
+            for (const Expr &t : terms) {
+                const Mul *mul = t.as<Mul>();
+                const int64_t *factor = mul ? as_const_int(mul->b) : as_const_int(t);
+                if (factor && *factor % *divisor == 0) out->multiples = out->multiples + t;
+                else out->rest = out->rest + t;
+            }
+            const Interval r = bounds_of_expr_in_scope(out->rest, threads);
+            if (!r.is_bounded()) return false;
+            const Expr lo_e = simplify(r.min), hi_e = simplify(r.max);
+            const int64_t *lo = as_const_int(lo_e), *hi = as_const_int(hi_e);
+            if (!lo || !hi) return false;
+            const int64_t q = *lo >= 0 ? *lo / *divisor : -((-*lo + *divisor - 1) / *divisor);  // floor
+            if (*hi >= (q + 1) * *divisor) return false;
+            out->q = q;
+            return true;
+        }
+    };
+    return Fold(warps).mutate(s);
+}
+
 /// Thrown by a lowering that interleaves a 2-D array's columns over the lanes
 /// when a value would cross lanes: lower_to_kernel lowers it blocked instead.
 struct NeedsBlockedColumns {};
@@ -275,6 +369,7 @@ public:
         }
         body = build(decode, body);
         kernel.body = simplify_exact(body);
+        if (kernel.warp_rows) kernel.body = simplify_exact(fold_thread_bounded_divisions(kernel.body, kernel.warps_per_array));
         kernel.description = describe();
         return kernel;
     }
@@ -294,7 +389,8 @@ private:
         auto it = same_along_chain_answers.find(key);
         if (it == same_along_chain_answers.end()) {
             it = same_along_chain_answers
-                     .emplace(key, is_same_along_chain(root, program.space_var, dp, copies_where, program.pe_min, program.pe_count))
+                     .emplace(key, is_same_along_chain(root, program.space_var, dp, copies_where, program.pe_min, program.pe_count,
+                                                program.space_axes, program.outer_axis))
                      .first;
         }
         return it->second;
@@ -360,18 +456,42 @@ private:
                 internal_error("kernel ", name, ": the 2-D array was lowered with its rows on (lanes, slots), but the schedule ",
                                "has gpu_threads: lower the program again (lower_to_systolic plans the PE index per mapping)");
             }
-            const sys::SpaceAxis &warps = program.outer_space_axis();
-            if (warps.extent > kir::max_warps_per_array) {
+            const sys::SpaceAxis &warps = program.outer_space_axis(), &lanes = program.inner_space_axis();
+            // Several values of the warps' row per warp (pes_per_thread), or
+            // of the lanes' row per lane (past 32): a tile of PEs per thread
+            // (Kernel::warp_rows), which holds only where nothing moves
+            // between PEs (move_between_pes refuses a move).
+            const int64_t rows = options.pes_per_thread > 0 ? options.pes_per_thread : 1;
+            const int64_t columns = (lanes.extent + kir::warp_size - 1) / kir::warp_size;
+            const int64_t warp_count = (warps.extent + rows - 1) / rows;
+            if (warp_count > kir::max_warps_per_array) {
                 refuse(Refusal::TooManyPes, "", "kernel ", name, ": gpu_threads(", s.gpu_threads[0], ", ", s.gpu_threads[1], ") puts ",
-                       row_text(warps), " on the warps of a block; a block has at most ", kir::max_warps_per_array,
-                       " warps: shrink the loops of ", warps.var, "'s row with set_bounds");
+                       row_text(warps), " on the warps of a block", rows > 1 ? ", " + std::to_string(rows) + " per warp (--pes-per-thread)" : "",
+                       "; a block has at most ", kir::max_warps_per_array, " warps: shrink the loops of ", warps.var,
+                       "'s row with set_bounds, or run several of its values on each warp (--pes-per-thread=N, where nothing moves between PEs)");
             }
-            kernel.warps_per_array = (int)warps.extent;
+            if (columns * rows > max_pes_per_lane_two_dimensional) {
+                refuse(Refusal::TooManyPes, "", "kernel ", name, ": gpu_threads(", s.gpu_threads[0], ", ", s.gpu_threads[1], ") gives each thread ",
+                       columns, " values of ", row_text(lanes), " and ", rows, " of ", row_text(warps), ": ", columns * rows,
+                       " PEs per thread, more than ", max_pes_per_lane_two_dimensional,
+                       ": shrink the loops of a row with set_bounds, or ask for fewer per thread (--pes-per-thread)");
+            }
+            kernel.warps_per_array = (int)warp_count;
+            if (columns > 1 || rows > 1) {
+                kernel.pes_per_lane = columns * rows;
+                kernel.warp_rows = rows;
+            }
             return;
         }
         if (program.rows_on_warps) {
             internal_error("kernel ", name, ": the 2-D array was lowered with its rows on (lanes, warps), but the schedule ",
                            "has no gpu_threads: lower the program again (lower_to_systolic plans the PE index per mapping)");
+        }
+        if (options.pes_per_thread > 0) {
+            compile_error("kernel ", name, ": pes_per_thread (--pes-per-thread=", options.pes_per_thread, ") sets the values of ", second.var,
+                          " each warp of a 2-D array on the lanes and warps of a block runs; this array runs ", second.var,
+                          " on each lane's register slots already: add gpu_threads(", first.var, ", ", second.var,
+                          ") to the schedule, or drop the option");
         }
         // A lane runs a block of the grid: `columns` values of the first row
         // (the PE index is blocked by lane), every value of the second.
@@ -766,6 +886,12 @@ private:
 
     /// The PE index of `slot` on this thread.
     Expr pe_of_slot(int64_t slot) const {
+        if (const int64_t rows = kernel.warp_rows) {
+            const int64_t column = slot / rows, row = slot % rows;
+            const Expr lane = Variable::make(Int(32), kir::lane_var), warp = Variable::make(Int(32), kir::array_warp_var);
+            return simplify_exact(lane + (int)(column * kir::warp_size + program.pe_min) +
+                                  (warp * (int)rows + (int)row) * (int)program.outer_space_axis().stride);
+        }
         if (const int64_t rows = kernel.interleaved_rows) {
             const int64_t column_block = slot / rows, row = slot % rows;
             return simplify_exact((kir::array_thread(kernel) + (int)(column_block * kernel.array_threads())) * (int)rows +
@@ -1225,6 +1351,13 @@ private:
         // slot j's: a register of this lane, or of the lane the PE lives on (a shuffle).
         auto neighbour = [&](const std::string &var, int64_t when, int64_t dp, int64_t j) -> Expr {
             if (kernel.interleaved_rows && dp != 0) throw NeedsBlockedColumns();
+            if (kernel.warp_rows && dp != 0) {
+                refuse(Refusal::TapBeyondWarp, var, "kernel ", name, ": ", var, " moves ", dp, " PEs, but the array runs a tile of ",
+                       kernel.pes_per_lane, " PEs per thread on the lanes and warps of a block (", program.inner_space_axis().var,
+                       " past 32 values, or --pes-per-thread), which holds only where no value moves between PEs: ",
+                       "drop --pes-per-thread and keep ", program.inner_space_axis().var, " within 32 values, or broadcast ", var,
+                       " (a transform that gives its copy chain no time)");
+            }
             int64_t source = j - dp;
             int64_t source_slot = ((source % slots) + slots) % slots;
             int64_t lanes_up = (source - source_slot) / slots;  // the source lane is lane + lanes_up
@@ -1465,7 +1598,11 @@ private:
             s << "\n";
         }
         s << "Array: " << program.pe_count << " PEs (";
-        if (kernel.warps_per_array > 1 && kernel.pes_per_lane > 1) {
+        if (const int64_t rows = kernel.warp_rows) {
+            s << kernel.warps_per_array << " warps of a block, a tile of " << kernel.pes_per_lane << " PEs per thread: "
+              << program.outer_space_axis().var << " = " << rows << " * warp + r (r < " << rows << "), "
+              << program.inner_space_axis().var << " = lane + 32 c; nothing moves between PEs";
+        } else if (kernel.warps_per_array > 1 && kernel.pes_per_lane > 1) {
             s << kernel.warps_per_array << " warps of a block, " << kernel.pes_per_lane << " PEs per thread: 32 * warp + lane = ("
               << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane << "; moves across warps through shared memory";
         } else if (kernel.warps_per_array > 1) {

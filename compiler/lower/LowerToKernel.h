@@ -71,6 +71,9 @@ struct KernelOptions {
     /// (gpu_threads) runs, blocked as on one warp: fewer threads, fewer
     /// moves through shared memory and more registers per thread. 0: one
     /// per thread up to a block's 1024 threads, else the fewest that fit.
+    /// On a 2-D array over the warps of a block (gpu_threads(x, y)): the
+    /// values of y each warp runs on its threads' register slots
+    /// (Kernel::warp_rows; nothing may move between PEs). 0: one.
     int64_t pes_per_thread = 0;
 };
 

@@ -220,7 +220,7 @@ bool space_rows_on_threads(const ir::UreProgram &program) {
 /// index (sys::SpaceAxis), into `p`: for a 2-D array, the second row on a thread's
 /// register slots (stride 1) and the first on its lanes (stride: the second
 /// row's extent), or, with gpu_threads(x, y), x on the lanes (stride 1) and y
-/// on the warps (stride 32: one warp per value of y).
+/// on the warps (stride: x's extent rounded up to a multiple of 32).
 void plan_space_axes(const ir::UreProgram &program, sys::SystolicProgram &p) {
     const ir::SpaceTimeTransform &t = *program.schedule.transform;
     std::vector<sys::SpaceAxis> &axes = p.space_axes;
@@ -233,13 +233,11 @@ void plan_space_axes(const ir::UreProgram &program, sys::SystolicProgram &p) {
         const std::vector<std::string> &threads = program.schedule.gpu_threads;
         sys::SpaceAxis &lanes = axes[0].var == threads[0] ? axes[0] : axes[1];
         sys::SpaceAxis &warps = axes[0].var == threads[0] ? axes[1] : axes[0];
-        if (lanes.extent > kir::warp_size) {
-            refuse(Refusal::TooManyPes, "", program.name, ": gpu_threads(", threads[0], ", ", threads[1], ") puts ", lanes.var, " on the lanes of a warp, but ",
-                          lanes.var, " takes ", lanes.extent, " values (", lanes.min, " .. ", lanes.min + lanes.extent - 1, "); a warp has ",
-                          kir::warp_size, " lanes: shrink the loops of ", lanes.var, "'s row with set_bounds, or name ", warps.var, " first");
-        }
+        // A lanes' row wider than a warp holds every 32nd value per lane
+        // (lower_to_kernel checks that nothing then moves along it): the
+        // warps' row's stride is the lanes' row rounded up to whole warps.
         lanes.stride = 1;
-        warps.stride = kir::warp_size;
+        warps.stride = (lanes.extent + kir::warp_size - 1) / kir::warp_size * kir::warp_size;
         p.outer_axis = &warps == &axes[0] ? 0 : 1;
         p.rows_on_warps = true;
         return;

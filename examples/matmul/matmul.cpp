@@ -48,7 +48,7 @@ namespace {
 //   Out(j, i) = sum_k a(k, i) * bm(j, k): a is M x K (row i, column k), bm is K x N.
 Spec matmul_2d(const Params &params) {
     const int J = params.get_int("J", 5, 1, 1024);      // output columns per tile (lanes; past 32, several per lane)
-    const int I = params.get_int("I", 3, 1, 32);        // output rows per tile (slots of a lane: at most 8; warps: 32)
+    const int I = params.get_int("I", 3, 1, 1024);      // output rows per tile (slots of a lane: at most 8; warps: 32, or 32 x --pes-per-thread)
     const int WARPS = params.get_int("WARPS", 0, 0, 1); // 1: rows on the warps of a block, not on register slots
     const int K = params.get_int("K", 7, 1, 1 << 16);   // reduction length
     const int JO = params.get_int("JO", 2, 1, 1 << 16);  // tiles across the columns (the rows' tiles come at run time)
