@@ -40,15 +40,20 @@ ir::UreProgram matmul_2d(std::initializer_list<std::pair<const char *, int64_t>>
     return build_spec("matmul_2d", params(values)).output.lower();
 }
 
-/// `kernel` run by the executor on `inputs`, the output poisoned first.
-Halide::Buffer<> executed(kir::Kernel kernel, const Buffers &inputs, const Halide::Buffer<> &like) {
-    optimize_kernel(kernel);
+/// `kernel`, already optimized, run by the executor on `inputs`, the output poisoned first.
+Halide::Buffer<> executed_optimized(const kir::Kernel &kernel, const Buffers &inputs, const Halide::Buffer<> &like) {
     Buffers run = inputs;
     Halide::Buffer<> out = like.copy();
     poison(out);
     run["Out"] = out;
     execute_kernel(kernel, run);
     return run.at("Out");
+}
+
+/// `kernel` run by the executor on `inputs`, the output poisoned first.
+Halide::Buffer<> executed(kir::Kernel kernel, const Buffers &inputs, const Halide::Buffer<> &like) {
+    optimize_kernel(kernel);
+    return executed_optimized(kernel, inputs, like);
 }
 
 }  // namespace
@@ -173,6 +178,64 @@ TEST_CASE("interleaved columns: random widths past a warp equal a CPU product, t
             CHECK(test::run_cropped_against_reference(optimized, inputs, expected, 1) == "");
         }
     }
+}
+
+TEST_CASE("a tile per thread with its operands staged in shared memory a run of steps at a time equals a CPU product",
+          "[two_dimensional][shared]") {
+    // matmul_2d on the lanes and warps of a block, both operands broadcast
+    // (a tile of ceil(J / 32) x warp_rows PEs per thread), both cached in
+    // shared memory and staged `steps` steps of the rolled time loop at a
+    // time: the block's rows of a and columns of bm for those steps, read by
+    // every warp. Steps that leave a remainder after the last whole run, row
+    // tiles one short at run time, J past 32 and not a multiple of it.
+    struct Case {
+        int J, I, K, IO, warp_rows, steps;
+        bool f64;
+    };
+    for (const Case c : {Case{40, 6, 37, 2, 2, 8, false}, Case{64, 16, 29, 1, 8, 4, false}, Case{33, 9, 24, 3, 3, 5, true},
+                         Case{20, 4, 40, 2, 1, 16, false}}) {
+        INFO("J=" << c.J << " I=" << c.I << " K=" << c.K << " IO=" << c.IO << " warp rows " << c.warp_rows << " steps " << c.steps
+                  << (c.f64 ? " FP64=1" : ""));
+        const ir::UreProgram program = matmul_2d({{"J", c.J}, {"I", c.I}, {"K", c.K}, {"JO", 1}, {"IO", c.IO}, {"WARPS", 1},
+                                                  {"FP64", c.f64}, {"BROADCAST", 2}, {"SHARED", 1}});
+        const Halide::Type type = c.f64 ? Halide::Float(64) : Halide::Float(32);
+        const Buffers inputs = random_operands(type, c.I * c.IO, c.J, c.K, 300 + c.J);
+        const Buffers expected = ir::realize(program, inputs);
+        KernelOptions options;
+        options.max_unrolled_steps = 0;
+        options.pes_per_thread = c.warp_rows;
+        options.shared_steps = c.steps;
+        kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
+        optimize_kernel(kernel);
+        // The runs' copies: one shared array per operand, a run's box each.
+        std::ostringstream printed;
+        kir::print(printed, kernel);
+        CHECK_THAT(printed.str(), Contains("allocate a.shared[") && Contains("allocate bm.shared[") && Contains(".run"));
+        CHECK(kernel.block_shared_bytes() ==
+              (int64_t)type.bytes() * c.steps * (c.I / c.warp_rows * c.warp_rows + (c.I % c.warp_rows ? c.warp_rows : 0) + (c.J + 31) / 32 * 32));
+        CHECK(compare_outputs(expected, Buffers{{"Out", executed_optimized(kernel, inputs, expected.at("Out"))}}, 0) == "");
+        CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 1) == "");
+    }
+}
+
+TEST_CASE("--shared-steps without a loop or an input to stage is refused with the fix", "[two_dimensional][shared][errors]") {
+    auto error = [](const ir::UreProgram &program, KernelOptions options) {
+        try {
+            kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
+            optimize_kernel(kernel);
+        } catch (const CompileError &e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    KernelOptions options;
+    options.shared_steps = 8;
+    // Nothing cached in shared memory.
+    CHECK_THAT(error(matmul_2d({{"J", 5}, {"I", 3}, {"K", 20}, {"BROADCAST", 2}}), options),
+               Contains("--shared-steps=8 stages inputs cached in shared memory") && Contains("or drop --shared-steps"));
+    // The time loop unrolled: no rolled loop to run in runs.
+    CHECK_THAT(error(matmul_2d({{"J", 5}, {"I", 3}, {"K", 20}, {"BROADCAST", 2}, {"SHARED", 1}}), options),
+               Contains("no rolled loop of at least 8 steps reads a") && Contains("--unroll-steps=0"));
 }
 
 TEST_CASE("a 2-D array's report shows its grid and counts its PEs, not its linear index", "[two_dimensional]") {

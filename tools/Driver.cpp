@@ -77,6 +77,8 @@ const char *driver_usage_text() {
            "                      one up to 1024 PEs, else the fewest that fit a block); on a 2-D array over the\n"
            "                      warps (gpu_threads(x, y)), N values of y per warp, a tile of PEs per thread\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
+           "  --shared-steps=N    CUDA: inputs cached in shared memory are staged N steps of a rolled loop at a\n"
+           "                      time, not the whole array instance's box (operands of a long time loop)\n"
            "  --strided-first-dimension  CUDA: index dimension 0 of the buffers by its run-time stride and accept any\n"
            "                      (default: dense, stride 1, as Halide; the host function refuses another)\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
@@ -135,6 +137,8 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
                                             "] (227 KiB: the most a block may opt in to on sm_90)");
     } else if (flag.rfind("--pes-per-thread=", 0) == 0) {
         a.pes_per_thread = flag_count(flag, 1, max_pes_per_lane, "a count in [1, " + std::to_string(max_pes_per_lane) + "]");
+    } else if (flag.rfind("--shared-steps=", 0) == 0) {
+        a.shared_steps = flag_count(flag, 1, 1 << 20, "a count in [1, 1048576]");
     } else if (flag.rfind("--unroll-steps=", 0) == 0) {
         a.max_unrolled_steps = flag_count(flag, 0, INT64_MAX, "a count >= 0");
     }
@@ -268,6 +272,10 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
             compile_error("--strided-first-dimension applies to CUDA; the Intel backends (--emit ", backend,
                           ") build every buffer dense themselves: drop the flag for CM");
         }
+        if (t.is_cm() && a.shared_steps) {
+            compile_error("--shared-steps applies to CUDA; the Intel backends (--emit ", backend,
+                          ") has no shared memory: drop the flag for CM");
+        }
         if (t.is_cm() && a.prefetch_walks) {
             compile_error("--prefetch applies to CUDA; the Intel backends (--emit ", backend,
                           ") keeps no register windows to prefetch into: drop the flag for CM");
@@ -292,6 +300,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     options.min_blocks_per_sm = a.min_blocks_per_sm;
     if (a.max_shared_bytes) options.max_shared_bytes = a.max_shared_bytes;
     options.pes_per_thread = a.pes_per_thread;
+    options.shared_steps = a.shared_steps;
     const std::string name = a.kernel_name.empty() ? default_name : a.kernel_name;
     for (const Target &target : targets) {
         // The kernel IR of this target, lowered and optimized once for every action that needs it.

@@ -215,6 +215,12 @@ struct Kernel {
     /// warps): shared_bytes_per_block unless the schedule opts in to more,
     /// up to max_opt_in_shared_bytes.
     int64_t max_shared_bytes = shared_bytes_per_block;
+    /// Inputs cached in shared memory (InputCache::Shared, not tables) are
+    /// staged per run of this many iterations of each rolled loop that reads
+    /// them (stage_in_shared): the box a run reads, copied before it, so that
+    /// a long time loop's operands need only a run's worth of shared memory.
+    /// 0: the box of the whole array instance.
+    int64_t shared_steps = 0;
     /// Funcs whose values move between the array's threads through shared
     /// memory (`F.store_in(MemoryType::Shared)`), in the order declared.
     std::vector<std::string> shared_state;

@@ -431,6 +431,8 @@ private:
                           kir::max_opt_in_shared_bytes, "] (the most a block may opt in to on sm_90)");
         }
         kernel.max_shared_bytes = options.max_shared_bytes;
+        if (options.shared_steps < 0) compile_error("kernel ", name, ": shared_steps ", options.shared_steps, " is negative");
+        kernel.shared_steps = options.shared_steps;
     }
 
     /// A 2-D array (sys::SpaceAxis): its first space row on the lanes and its

@@ -59,6 +59,10 @@ struct KernelOptions {
     /// kir::max_opt_in_shared_bytes; larger runs of moves across warps and
     /// larger staged boxes fit, fewer blocks share an SM.
     int64_t max_shared_bytes = 48 * 1024;
+    /// Inputs cached in shared memory are staged this many steps of a
+    /// rolled loop at a time (Kernel::shared_steps) rather than whole per
+    /// array instance. 0: whole.
+    int64_t shared_steps = 0;
     /// Plans BufferArg::required, what each input must cover (isl work of up
     /// to a fraction of a second); false where the kernel is only a probe of
     /// whether the mapping succeeds (the explorer's designs).

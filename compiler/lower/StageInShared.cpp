@@ -130,6 +130,153 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
     return Block::make({copy, kir::barrier(), reads, kir::barrier()});
 }
 
+/// Whether `s` loads `buffer`.
+bool loads_buffer(const Stmt &s, const std::string &buffer) {
+    bool found = false;
+    kir::replace_calls(s, [&](const Call *op) -> Expr {
+        found |= op->name == kir::intrinsic::load && kir::access_of(op).buffer == buffer;
+        return Expr();
+    });
+    return found;
+}
+
+/// `run`, the steps of one run of a rolled loop, with its reads of `b` from
+/// the copy `tile` of the box the run reads (over its steps, lanes and
+/// warps; its position may move with the run and the grid point): the
+/// copy, a barrier, the run, a barrier. The copy is issued in batches of up
+/// to 16 loads per thread ahead of their stores, so that a thread has a
+/// batch in flight at once rather than one load at a time.
+/// An input staged in runs: its copy's name and the largest box a run reads.
+struct StagedInput {
+    const kir::BufferArg *buffer;
+    std::string tile;
+    int64_t elements = 0;
+};
+
+/// The copy of the box `run` reads of `b` into `tile` (as the comment of
+/// stage_run says), and `*run` reading it there.
+Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, kir::NameGenerator &names,
+                  Stmt *run, int64_t *elements_out) {
+    LoadBox loads(kernel, b.name);
+    run->accept(&loads);
+    if (!loads.unknown.empty()) {
+        compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps: the coordinate ",
+                      loads.unknown, " of a read of ", b.name, " has no range known before a run of steps starts; cache ", b.name,
+                      " in registers or L1 instead");
+    }
+    std::vector<Expr> min, extent;
+    int64_t elements = 1;
+    for (size_t d = 0; d < loads.box.size(); d++) {
+        Expr lo = simplify_exact(loads.box[d].min), n = simplify_exact(loads.box[d].max - loads.box[d].min + 1);
+        const int64_t *constant = as_const_int(n);
+        if (!constant) {
+            compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps: the box a run of ",
+                          kernel.shared_steps, " steps reads has extent ", n, " in dimension ", d,
+                          ", not known at generation time; cache ", b.name, " in registers or L1 instead");
+        }
+        min.push_back(lo);
+        extent.push_back(n);
+        elements *= *constant;
+    }
+    *elements_out = std::max(*elements_out, elements);
+    const int threads = kernel.array_threads();
+    const int64_t passes = (elements + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
+    const bool whole = elements % (threads * batch) == 0;  // every copied element lies in the box
+    const std::string pass = names.fresh(tile, "pass");
+    const Expr thread = kir::array_thread(kernel);
+    std::vector<std::pair<std::string, Expr>> loaded;
+    std::vector<Stmt> stores;
+    for (int64_t k = 0; k < batch; k++) {
+        // Element e of the box (dimension 0 fastest: coalesced) by thread e % threads.
+        Expr e = (Variable::make(Int(32), pass) * make_const(Int(32), batch) + make_const(Int(32), k)) * threads + thread;
+        std::vector<Expr> coords;
+        Expr rest = e;
+        for (size_t d = 0; d < min.size(); d++) {
+            coords.push_back(simplify_exact(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
+            rest = rest / extent[d];
+        }
+        Expr inside = whole ? const_true() : e < make_const(Int(32), elements);
+        const std::string value = names.fresh(tile, "copy");
+        loaded.emplace_back(value, kir::load(b.type, b.name, simplify_exact(inside && kir::in_bounds(b, coords)), coords));
+        Stmt store = Store::make(tile, Variable::make(b.type, value), e, Parameter(), const_true(), ModulusRemainder());
+        stores.push_back(whole ? store : IfThenElse::make(inside, store));
+    }
+    Stmt copy = Block::make(stores);
+    for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) copy = LetStmt::make(it->first, it->second, copy);
+    copy = For::make(pass, 0, (int)((passes + batch - 1) / batch), ForType::Serial, DeviceAPI::None, copy);
+    *run = kir::replace_calls(*run, [&](const Call *op) -> Expr {
+        if (op->name != kir::intrinsic::load) return Expr();
+        kir::Access a = kir::access_of(op);
+        if (a.buffer != b.name) return Expr();
+        Expr index = make_zero(Int(32)), stride = make_one(Int(32));
+        for (size_t d = 0; d < a.coords.size(); d++) {
+            index = index + (a.coords[d] - min[d]) * stride;
+            stride = stride * extent[d];
+        }
+        Expr value = Load::make(op->type, tile, simplify_exact(index), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+        if (is_const_one(a.guard) || equal(a.guard, kir::in_bounds(b, a.coords))) return value;
+        return select(a.guard, value, make_zero(op->type));
+    });
+    return copy;
+}
+
+/// `run`, the steps of one run of a rolled loop, with its reads of each
+/// staged input it loads from the copy of the box the run reads (over its
+/// steps, lanes and warps; its position may move with the run and the grid
+/// point): the copies, a barrier, the run, a barrier. A copy is issued in
+/// batches of up to 16 loads per thread ahead of their stores, so that a
+/// thread has a batch in flight at once rather than one load at a time.
+Stmt stage_run(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, kir::NameGenerator &names, Stmt run) {
+    std::vector<Stmt> parts;
+    for (StagedInput &in : inputs) {
+        if (loads_buffer(run, in.buffer->name)) parts.push_back(copy_for_run(kernel, *in.buffer, in.tile, names, &run, &in.elements));
+    }
+    parts.push_back(kir::barrier());
+    parts.push_back(run);
+    parts.push_back(kir::barrier());
+    return Block::make(parts);
+}
+
+/// `body` (an array instance) with each rolled loop of constant bounds and
+/// at least Kernel::shared_steps iterations that reads a staged input run
+/// in runs of that many iterations, each run staged (stage_run); the
+/// iterations past the last whole run read the inputs where they are.
+/// Counts the loops split in `*loops`.
+Stmt stage_in_runs(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, kir::NameGenerator &names, const Stmt &body,
+                   int *loops) {
+    class Runs : public IRMutator {
+    public:
+        Runs(const kir::Kernel &k, std::vector<StagedInput> &i, kir::NameGenerator &n, int *l) : kernel(k), inputs(i), names(n), loops(l) {}
+        using IRMutator::visit;
+        Stmt visit(const For *op) override {
+            const int64_t *lo = as_const_int(op->min), *n = as_const_int(op->extent);
+            const int64_t steps = kernel.shared_steps;
+            const bool reads = std::any_of(inputs.begin(), inputs.end(),
+                                           [&](const StagedInput &in) { return loads_buffer(op->body, in.buffer->name); });
+            if (op->for_type != ForType::Serial || !lo || !n || *n < steps || !reads) return IRMutator::visit(op);
+            (*loops)++;
+            const std::string run = names.fresh(op->name, "run"), step = names.fresh(op->name, "step");
+            const Type type = op->min.type();
+            const Expr at = make_const(type, *lo) + Variable::make(type, run) * make_const(type, steps) + Variable::make(type, step);
+            Stmt steps_of_run = For::make(step, make_zero(type), make_const(type, steps), ForType::Serial, op->device_api,
+                                          substitute(op->name, at, op->body));
+            Stmt runs = For::make(run, make_zero(type), make_const(type, *n / steps), ForType::Serial, op->device_api,
+                                  stage_run(kernel, inputs, names, steps_of_run));
+            if (*n % steps == 0) return runs;
+            Stmt rest = For::make(op->name, make_const(type, *lo + *n / steps * steps), make_const(type, *n % steps), op->for_type,
+                                  op->device_api, op->body);
+            return Block::make(runs, rest);
+        }
+
+    private:
+        const kir::Kernel &kernel;
+        std::vector<StagedInput> &inputs;
+        kir::NameGenerator &names;
+        int *loops;
+    } runs(kernel, inputs, names, loops);
+    return runs.mutate(body);
+}
+
 /// The coordinates of every load of `buffer` in `s`.
 std::vector<std::vector<Expr>> load_coords(const Stmt &s, const std::string &buffer) {
     std::vector<std::vector<Expr>> found;
@@ -281,6 +428,7 @@ void stage_in_shared(kir::Kernel &kernel) {
     int64_t bytes = 0;   // of the copies of one array
     int64_t tables = 0;  // of the block's copies of tables
     std::string staged;
+    std::vector<StagedInput> in_runs;  // staged a run of steps at a time (Kernel::shared_steps)
     kir::NameGenerator names(kernel);
     for (const kir::BufferArg &b : kernel.buffers) {
         if (b.is_output || b.cache != kir::InputCache::Shared) continue;
@@ -292,14 +440,41 @@ void stage_in_shared(kir::Kernel &kernel) {
             continue;
         }
         // The copy BUFFER.shared (one for every instance) and its loop BUFFER.shared.pass.
-        const std::string tile = names.fresh(b.name, "shared"), pass = names.fresh(tile, "pass");
+        const std::string tile = names.fresh(b.name, "shared");
+        if (kernel.shared_steps > 0) {
+            in_runs.push_back({&b, tile});
+            continue;
+        }
         int64_t elements = 0;
+        const std::string pass = names.fresh(tile, "pass");
         kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, tile, pass, body, &elements); });
         if (elements == 0) continue;
         kernel.body = Allocate::make(tile, b.type, Halide::MemoryType::GPUShared, {make_const(Int(32), elements)},
                                      const_true(), kernel.body);
         bytes += elements * b.type.bytes();
         staged += (staged.empty() ? "" : ", ") + b.name + " (" + std::to_string(elements * b.type.bytes()) + " bytes)";
+    }
+    if (kernel.shared_steps > 0 && in_runs.empty()) {
+        compile_error("kernel ", kernel.name, ": --shared-steps=", kernel.shared_steps, " stages inputs cached in shared memory, and ",
+                      "this kernel caches none but tables (staged whole): cache an input there (x.in(F).store_in(MemoryType::Shared)), ",
+                      "or drop --shared-steps");
+    }
+    if (!in_runs.empty()) {
+        int loops = 0;
+        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage_in_runs(kernel, in_runs, names, body, &loops); });
+        for (const StagedInput &in : in_runs) {
+            if (in.elements == 0) {
+                compile_error("kernel ", kernel.name, ": ", in.buffer->name, ".store_in(MemoryType::Shared) with --shared-steps=",
+                              kernel.shared_steps, ": no rolled loop of at least ", kernel.shared_steps, " steps reads ", in.buffer->name,
+                              "; stage fewer steps at a time, roll the time loop (--unroll-steps=0), or drop --shared-steps to stage ",
+                              "each array instance's box whole");
+            }
+            kernel.body = Allocate::make(in.tile, in.buffer->type, Halide::MemoryType::GPUShared, {make_const(Int(32), in.elements)},
+                                         const_true(), kernel.body);
+            bytes += in.elements * in.buffer->type.bytes();
+            staged += (staged.empty() ? "" : ", ") + in.buffer->name + " (" + std::to_string(in.elements * in.buffer->type.bytes()) +
+                      " bytes a run of " + std::to_string(kernel.shared_steps) + " steps)";
+        }
     }
     if (bytes * kernel.arrays_per_block() + tables > kernel.max_shared_bytes) {
         refuse(Refusal::ResourceLimit, "", "kernel ", kernel.name, ": the inputs cached in shared memory need ", staged,

@@ -62,6 +62,10 @@ Spec matmul_2d(const Params &params) {
     // 1: the grid scans the row tiles first, so the warps of a block share
     // their columns of bm (read through L1 once) rather than their rows of a.
     const int ROWS_FIRST = params.get_int("ROWS_FIRST", 0, 0, 1);
+    // 1: both operands cached in shared memory, the box an array reads
+    // staged there (with --shared-steps=N, a run of N steps at a time: a
+    // block's tile of a and bm shared by its warps).
+    const int SHARED = params.get_int("SHARED", 0, 0, 1);
     const Type type = FP64 ? Float(64) : Float(32);
     Var k("k"), j("j"), i("i"), jo("jo"), io("io"), s1("s1"), s2("s2"), t("t");
     Input a(type, 2, "a"), bm(type, 2, "bm");
@@ -78,6 +82,10 @@ Spec matmul_2d(const Params &params) {
     else Af.gpu_blocks(jo, io);
     Af.space_time_transform({k, j, i}, {s1, s2, t}, {0, 1, 0, /**/ 0, 0, 1, /**/ 1, BROADCAST ? 0 : 1, BROADCAST == 2 ? 0 : 1});
     if (WARPS) Af.gpu_threads(s1, s2);
+    if (SHARED) {
+        a.in(Af).store_in(MemoryType::Shared);
+        bm.in(Af).store_in(MemoryType::Shared);
+    }
     return Spec{Out, {a, bm}};
 }
 
