@@ -146,6 +146,31 @@ bool loads_buffer(const Stmt &s, const std::string &buffer) {
 /// copy, a barrier, the run, a barrier. The copy is issued in batches of up
 /// to 16 loads per thread ahead of their stores, so that a thread has a
 /// batch in flight at once rather than one load at a time.
+/// The conjuncts of `e` (a && b && ...), each simplified.
+void conjuncts(const Expr &e, std::vector<Expr> *out) {
+    if (const And *a = e.as<And>()) {
+        conjuncts(a->a, out);
+        conjuncts(a->b, out);
+    } else {
+        out->push_back(simplify_exact(e));
+    }
+}
+
+/// Whether a load of `b` at `coords` under `guard` reads what a copy holding
+/// 0 outside the buffer holds: its guard tests only that the element is
+/// inside (each conjunct one of the bounds test's; a load's guard implies
+/// the element is inside, so where it holds the copy holds the element, and
+/// where it fails so does the bounds test, and the copy holds 0).
+bool guard_only_bounds(const kir::BufferArg &b, const std::vector<Expr> &coords, const Expr &guard) {
+    if (is_const_one(guard)) return true;
+    std::vector<Expr> tests, bounds;
+    conjuncts(guard, &tests);
+    conjuncts(kir::in_bounds(b, coords), &bounds);
+    return std::all_of(tests.begin(), tests.end(), [&](const Expr &t) {
+        return std::any_of(bounds.begin(), bounds.end(), [&](const Expr &u) { return equal(t, u); });
+    });
+}
+
 /// An input staged in runs: its copy's name and the largest box a run reads.
 struct StagedInput {
     const kir::BufferArg *buffer;
@@ -214,7 +239,7 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
             stride = stride * extent[d];
         }
         Expr value = Load::make(op->type, tile, simplify_exact(index), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
-        if (is_const_one(a.guard) || equal(a.guard, kir::in_bounds(b, a.coords))) return value;
+        if (guard_only_bounds(b, a.coords, a.guard)) return value;
         return select(a.guard, value, make_zero(op->type));
     });
     return copy;
