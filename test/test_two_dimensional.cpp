@@ -207,12 +207,14 @@ TEST_CASE("a tile per thread with its operands staged in shared memory a run of 
         options.shared_steps = c.steps;
         kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
         optimize_kernel(kernel);
-        // The runs' copies: one shared array per operand, a run's box each.
+        // The runs' copies: one shared array per operand, a run's box each:
+        // bm's whole lanes of columns, a's rows of every warp, each step's
+        // rows side by side (padded to 4 words, and 4 more on a multiple of 32).
         std::ostringstream printed;
         kir::print(printed, kernel);
         CHECK_THAT(printed.str(), Contains("allocate a.shared[") && Contains("allocate bm.shared[") && Contains(".run"));
-        CHECK(kernel.block_shared_bytes() ==
-              (int64_t)type.bytes() * c.steps * (c.I / c.warp_rows * c.warp_rows + (c.I % c.warp_rows ? c.warp_rows : 0) + (c.J + 31) / 32 * 32));
+        const int64_t rows = (c.I + c.warp_rows - 1) / c.warp_rows * c.warp_rows, rounded = (rows + 3) / 4 * 4, padded = rounded + (rounded % 32 ? 0 : 4);
+        CHECK(kernel.block_shared_bytes() == (int64_t)type.bytes() * c.steps * (padded + (c.J + 31) / 32 * 32));
         CHECK(compare_outputs(expected, Buffers{{"Out", executed_optimized(kernel, inputs, expected.at("Out"))}}, 0) == "");
         CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 1) == "");
     }

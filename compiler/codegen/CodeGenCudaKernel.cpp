@@ -142,10 +142,12 @@ public:
             out << ";\n";
             shared_offset += (copies * *elements * op->type.bytes() + 15) / 16 * 16;
         } else if (kernel.warps_per_array > 1) {
-            out << pad(indent) << "__shared__ " << T << " " << n << "[" << size << "];\n";  // the block is the array
+            // 16-byte aligned, so that the CUDA compiler may read a thread's
+            // consecutive words as one vector load.
+            out << pad(indent) << "__shared__ __align__(16) " << T << " " << n << "[" << size << "];\n";  // the block is the array
         } else {
             // One copy per array: the warps of a block each have their slice.
-            out << pad(indent) << "__shared__ " << T << " " << n << "_slices[" << kernel.warps_per_block << " * " << size << "];\n";
+            out << pad(indent) << "__shared__ __align__(16) " << T << " " << n << "_slices[" << kernel.warps_per_block << " * " << size << "];\n";
             out << pad(indent) << T << " *const " << n << " = " << n << "_slices + (threadIdx.x / 32) * " << size << ";\n";
         }
         stmt(op->body, indent);

@@ -203,7 +203,46 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
         extent.push_back(n);
         elements *= *constant;
     }
-    *elements_out = std::max(*elements_out, elements);
+    // The copy's layout: the dimensions the run's steps move along
+    // outermost, so that each step's slice is contiguous and a thread's
+    // values of one step (its slots: a's rows of a tile) lie side by side,
+    // which the CUDA compiler reads as 16-byte loads. Where that reorders the
+    // dimensions, a step's slice is padded to a multiple of 4 words, and by 4
+    // more where it is a multiple of 32, so that the copy's stores (in the
+    // buffer's order) do not all fall on one bank.
+    const std::string &step = run->as<For>()->name;
+    std::vector<bool> moves(min.size(), false);
+    kir::replace_calls(*run, [&](const Call *op) -> Expr {
+        if (op->name != kir::intrinsic::load || kir::access_of(op).buffer != b.name) return Expr();
+        const kir::Access a = kir::access_of(op);
+        for (size_t d = 0; d < a.coords.size(); d++) moves[d] = moves[d] || expr_uses_var(a.coords[d], step);
+        return Expr();
+    });
+    std::vector<size_t> order;
+    for (size_t d = 0; d < min.size(); d++) {
+        if (!moves[d]) order.push_back(d);
+    }
+    for (size_t d = 0; d < min.size(); d++) {
+        if (moves[d]) order.push_back(d);
+    }
+    const bool reordered = !std::is_sorted(order.begin(), order.end());
+    std::vector<int64_t> stride(min.size(), 1);
+    int64_t size = 1;
+    for (size_t i = 0; i < order.size(); i++) {
+        if (reordered && i > 0 && moves[order[i]] && !moves[order[i - 1]]) {
+            size = (size + 3) / 4 * 4;
+            if (size % 32 == 0) size += 4;
+        }
+        stride[order[i]] = size;
+        size *= *as_const_int(extent[order[i]]);
+    }
+    *elements_out = std::max(*elements_out, size);
+    // The element of the copy at `coords`.
+    auto element = [&](const std::vector<Expr> &coords) {
+        Expr index = make_zero(Int(32));
+        for (size_t d = 0; d < coords.size(); d++) index = index + (coords[d] - min[d]) * make_const(Int(32), stride[d]);
+        return simplify_exact(index);
+    };
     const int threads = kernel.array_threads();
     const int64_t passes = (elements + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
     const bool whole = elements % (threads * batch) == 0;  // every copied element lies in the box
@@ -223,7 +262,8 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
         Expr inside = whole ? const_true() : e < make_const(Int(32), elements);
         const std::string value = names.fresh(tile, "copy");
         loaded.emplace_back(value, kir::load(b.type, b.name, simplify_exact(inside && kir::in_bounds(b, coords)), coords));
-        Stmt store = Store::make(tile, Variable::make(b.type, value), e, Parameter(), const_true(), ModulusRemainder());
+        Stmt store = Store::make(tile, Variable::make(b.type, value), reordered ? element(coords) : e, Parameter(), const_true(),
+                                 ModulusRemainder());
         stores.push_back(whole ? store : IfThenElse::make(inside, store));
     }
     Stmt copy = Block::make(stores);
@@ -233,12 +273,7 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
         if (op->name != kir::intrinsic::load) return Expr();
         kir::Access a = kir::access_of(op);
         if (a.buffer != b.name) return Expr();
-        Expr index = make_zero(Int(32)), stride = make_one(Int(32));
-        for (size_t d = 0; d < a.coords.size(); d++) {
-            index = index + (a.coords[d] - min[d]) * stride;
-            stride = stride * extent[d];
-        }
-        Expr value = Load::make(op->type, tile, simplify_exact(index), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+        Expr value = Load::make(op->type, tile, element(a.coords), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
         if (guard_only_bounds(b, a.coords, a.guard)) return value;
         return select(a.guard, value, make_zero(op->type));
     });
