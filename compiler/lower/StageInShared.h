@@ -12,7 +12,13 @@
 // move with the grid point and the per-thread loops), and the copies of the
 // arrays of a block must fit its static shared memory. The shared array is
 // allocated once, around the whole body, so the interior and border copies
-// of an instance (specialize_interior) share it.
+// of an instance (specialize_interior) share it. With Kernel::shared_steps
+// = N, a long loop's operands are staged a run of N steps at a time
+// instead: each rolled loop of constant bounds and at least N iterations
+// that reads such an input runs in runs of N iterations, and each run copies
+// the box it reads (its position moving with the run), laid out with the
+// steps' dimensions outermost so that a thread's slots of one step lie side
+// by side (16-byte loads).
 #ifndef PULSE_STAGE_IN_SHARED_H
 #define PULSE_STAGE_IN_SHARED_H
 
@@ -21,7 +27,8 @@
 namespace pulse {
 
 /// Stages every input of `kernel` cached in shared memory, as above. Throws
-/// CompileError naming the input where its box has no constant size.
+/// CompileError naming the input where its box has no constant size, and
+/// where shared_steps finds no input or no loop to stage in runs.
 void stage_in_shared(kir::Kernel &kernel);
 
 }  // namespace pulse
