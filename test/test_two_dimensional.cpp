@@ -188,14 +188,18 @@ TEST_CASE("a tile per thread with its operands staged in shared memory a run of 
     // time: the block's rows of a and columns of bm for those steps, read by
     // every warp. Steps that leave a remainder after the last whole run, row
     // tiles one short at run time, J past 32 and not a multiple of it.
+    // Double-buffered: each run's copy loaded while the run before computes,
+    // into the other half of the copies (one run only, several, a remainder).
     struct Case {
         int J, I, K, IO, warp_rows, steps;
-        bool f64;
+        bool f64, double_buffer;
     };
-    for (const Case c : {Case{40, 6, 37, 2, 2, 8, false}, Case{64, 16, 29, 1, 8, 4, false}, Case{33, 9, 24, 3, 3, 5, true},
-                         Case{20, 4, 40, 2, 1, 16, false}}) {
+    for (const Case c : {Case{40, 6, 37, 2, 2, 8, false, false}, Case{64, 16, 29, 1, 8, 4, false, false},
+                         Case{33, 9, 24, 3, 3, 5, true, false}, Case{20, 4, 40, 2, 1, 16, false, false},
+                         Case{40, 6, 37, 2, 2, 8, false, true}, Case{33, 9, 24, 3, 3, 5, true, true},
+                         Case{64, 16, 20, 2, 8, 12, false, true}, Case{70, 5, 45, 2, 5, 4, false, true}}) {
         INFO("J=" << c.J << " I=" << c.I << " K=" << c.K << " IO=" << c.IO << " warp rows " << c.warp_rows << " steps " << c.steps
-                  << (c.f64 ? " FP64=1" : ""));
+                  << (c.f64 ? " FP64=1" : "") << (c.double_buffer ? " double-buffered" : ""));
         const ir::UreProgram program = matmul_2d({{"J", c.J}, {"I", c.I}, {"K", c.K}, {"JO", 1}, {"IO", c.IO}, {"WARPS", 1},
                                                   {"FP64", c.f64}, {"BROADCAST", 2}, {"SHARED", 1}});
         const Halide::Type type = c.f64 ? Halide::Float(64) : Halide::Float(32);
@@ -205,6 +209,7 @@ TEST_CASE("a tile per thread with its operands staged in shared memory a run of 
         options.max_unrolled_steps = 0;
         options.pes_per_thread = c.warp_rows;
         options.shared_steps = c.steps;
+        options.shared_double_buffer = c.double_buffer;
         kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
         optimize_kernel(kernel);
         // The runs' copies: one shared array per operand, a run's box each:
@@ -212,9 +217,10 @@ TEST_CASE("a tile per thread with its operands staged in shared memory a run of 
         // rows side by side (padded to 4 words, and 4 more on a multiple of 32).
         std::ostringstream printed;
         kir::print(printed, kernel);
-        CHECK_THAT(printed.str(), Contains("allocate a.shared[") && Contains("allocate bm.shared[") && Contains(".run"));
+        CHECK_THAT(printed.str(), Contains("allocate a.shared[") && Contains("allocate bm.shared[") && Contains("a.shared.copy"));
         const int64_t rows = (c.I + c.warp_rows - 1) / c.warp_rows * c.warp_rows, rounded = (rows + 3) / 4 * 4, padded = rounded + (rounded % 32 ? 0 : 4);
-        CHECK(kernel.block_shared_bytes() == (int64_t)type.bytes() * c.steps * (padded + (c.J + 31) / 32 * 32));
+        CHECK(kernel.block_shared_bytes() == kernel.arrays_per_block() * (c.double_buffer ? 2 : 1) * (int64_t)type.bytes() * c.steps *
+                                                 (padded + (c.J + 31) / 32 * 32));
         CHECK(compare_outputs(expected, Buffers{{"Out", executed_optimized(kernel, inputs, expected.at("Out"))}}, 0) == "");
         CHECK(test::run_cropped_against_reference(kernel, inputs, expected, 1) == "");
     }
@@ -235,6 +241,11 @@ TEST_CASE("--shared-steps without a loop or an input to stage is refused with th
     // Nothing cached in shared memory.
     CHECK_THAT(error(matmul_2d({{"J", 5}, {"I", 3}, {"K", 20}, {"BROADCAST", 2}}), options),
                Contains("--shared-steps=8 stages inputs cached in shared memory") && Contains("or drop --shared-steps"));
+    // Double buffering without runs to buffer.
+    KernelOptions alone;
+    alone.shared_double_buffer = true;
+    CHECK_THAT(error(matmul_2d({{"J", 5}, {"I", 3}, {"K", 20}, {"BROADCAST", 2}, {"SHARED", 1}}), alone),
+               Contains("name the run's length with --shared-steps=N, or drop --double-buffer"));
     // The time loop unrolled: no rolled loop to run in runs.
     CHECK_THAT(error(matmul_2d({{"J", 5}, {"I", 3}, {"K", 20}, {"BROADCAST", 2}, {"SHARED", 1}}), options),
                Contains("no rolled loop of at least 8 steps reads a") && Contains("--unroll-steps=0"));

@@ -79,6 +79,7 @@ const char *driver_usage_text() {
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
            "  --shared-steps=N    CUDA: inputs cached in shared memory are staged N steps of a rolled loop at a\n"
            "                      time, not the whole array instance's box (operands of a long time loop)\n"
+           "  --double-buffer     with --shared-steps: each run's copy is loaded while the run before computes\n"
            "  --strided-first-dimension  CUDA: index dimension 0 of the buffers by its run-time stride and accept any\n"
            "                      (default: dense, stride 1, as Halide; the host function refuses another)\n"
            "  --time-passes       print the time of each pass from the URE program to the emitted code\n"
@@ -128,6 +129,7 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
     } else if (flag == "--time-passes") a.time_passes = true;
     else if (flag.rfind("--name=", 0) == 0) a.kernel_name = flag.substr(7);
     else if (flag == "--prefetch") a.prefetch_walks = true;
+    else if (flag == "--double-buffer") a.double_buffer = true;
     else if (flag == "--strided-first-dimension") a.strided_first_dimension = true;
     else if (flag.rfind("--min-blocks-per-sm=", 0) == 0) {
         a.min_blocks_per_sm = (int)flag_count(flag, 1, 32, "a count in [1, 32]");
@@ -301,6 +303,7 @@ int run_driver_actions(const std::string &spec_name, const Spec &spec, const Dri
     if (a.max_shared_bytes) options.max_shared_bytes = a.max_shared_bytes;
     options.pes_per_thread = a.pes_per_thread;
     options.shared_steps = a.shared_steps;
+    options.shared_double_buffer = a.double_buffer;
     const std::string name = a.kernel_name.empty() ? default_name : a.kernel_name;
     for (const Target &target : targets) {
         // The kernel IR of this target, lowered and optimized once for every action that needs it.

@@ -36,6 +36,7 @@ struct DriverActions {
     int64_t max_shared_bytes = 0;    ///< --max-shared-bytes: KernelOptions::max_shared_bytes (0: the default)
     int64_t pes_per_thread = 0;      ///< --pes-per-thread: KernelOptions::pes_per_thread (0: its default)
     int64_t shared_steps = 0;        ///< --shared-steps: KernelOptions::shared_steps (0: whole instances)
+    bool double_buffer = false;      ///< --double-buffer: KernelOptions::shared_double_buffer
     bool time_passes = false;        ///< --time-passes: each pass's time
     ExploreOptions explore;          ///< --explore and its options; --design
     bool any() const { return realize || print_ir || check || report || report_json || print_systolic || simulate || print_kernel || !print_after.empty() || execute_kernel || !emit.empty() || time_passes || explore.explore; }

@@ -221,6 +221,9 @@ struct Kernel {
     /// a long time loop's operands need only a run's worth of shared memory.
     /// 0: the box of the whole array instance.
     int64_t shared_steps = 0;
+    /// With shared_steps: two copies of each staged box, so that a run's
+    /// copy is loaded while the run before computes (one barrier a run).
+    bool shared_double_buffer = false;
     /// Funcs whose values move between the array's threads through shared
     /// memory (`F.store_in(MemoryType::Shared)`), in the order declared.
     std::vector<std::string> shared_state;

@@ -433,6 +433,11 @@ private:
         kernel.max_shared_bytes = options.max_shared_bytes;
         if (options.shared_steps < 0) compile_error("kernel ", name, ": shared_steps ", options.shared_steps, " is negative");
         kernel.shared_steps = options.shared_steps;
+        if (options.shared_double_buffer && options.shared_steps == 0) {
+            compile_error("kernel ", name, ": double buffering (--double-buffer) loads a run of staged steps during the run ",
+                          "before; name the run's length with --shared-steps=N, or drop --double-buffer");
+        }
+        kernel.shared_double_buffer = options.shared_double_buffer;
     }
 
     /// A 2-D array (sys::SpaceAxis): its first space row on the lanes and its

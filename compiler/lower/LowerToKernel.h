@@ -63,6 +63,9 @@ struct KernelOptions {
     /// rolled loop at a time (Kernel::shared_steps) rather than whole per
     /// array instance. 0: whole.
     int64_t shared_steps = 0;
+    /// With shared_steps: each run's copy loaded during the run before, into
+    /// a second copy (Kernel::shared_double_buffer).
+    bool shared_double_buffer = false;
     /// Plans BufferArg::required, what each input must cover (isl work of up
     /// to a fraction of a second); false where the kernel is only a probe of
     /// whether the mapping succeeds (the explorer's designs).

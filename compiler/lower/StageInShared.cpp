@@ -181,7 +181,7 @@ struct StagedInput {
 /// The copy of the box `run` reads of `b` into `tile` (as the comment of
 /// stage_run says), and `*run` reading it there.
 Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, kir::NameGenerator &names,
-                  Stmt *run, int64_t *elements_out) {
+                  const std::string &run_var, Stmt *run, int64_t *elements_out) {
     LoadBox loads(kernel, b.name);
     run->accept(&loads);
     if (!loads.unknown.empty()) {
@@ -236,15 +236,23 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
         stride[order[i]] = size;
         size *= *as_const_int(extent[order[i]]);
     }
-    *elements_out = std::max(*elements_out, size);
+    // Double-buffered, run r's copy is the half r % 2.
+    const bool halves = kernel.shared_double_buffer;
+    *elements_out = std::max(*elements_out, halves ? 2 * size : size);
+    const Expr half = halves ? (Variable::make(Int(32), run_var) % 2) * make_const(Int(32), size) : make_zero(Int(32));
     // The element of the copy at `coords`.
     auto element = [&](const std::vector<Expr> &coords) {
-        Expr index = make_zero(Int(32));
+        Expr index = half;
         for (size_t d = 0; d < coords.size(); d++) index = index + (coords[d] - min[d]) * make_const(Int(32), stride[d]);
         return simplify_exact(index);
     };
     const int threads = kernel.array_threads();
     const int64_t passes = (elements + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
+    if (halves && passes > batch) {
+        compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps=", kernel.shared_steps,
+                      " --double-buffer: a run's copy takes ", passes, " loads per thread, more than the 16 a thread holds while ",
+                      "the run before computes; stage fewer steps at a time, or drop --double-buffer");
+    }
     const bool whole = elements % (threads * batch) == 0;  // every copied element lies in the box
     const std::string pass = names.fresh(tile, "pass");
     const Expr thread = kir::array_thread(kernel);
@@ -262,8 +270,8 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
         Expr inside = whole ? const_true() : e < make_const(Int(32), elements);
         const std::string value = names.fresh(tile, "copy");
         loaded.emplace_back(value, kir::load(b.type, b.name, simplify_exact(inside && kir::in_bounds(b, coords)), coords));
-        Stmt store = Store::make(tile, Variable::make(b.type, value), reordered ? element(coords) : e, Parameter(), const_true(),
-                                 ModulusRemainder());
+        Stmt store = Store::make(tile, Variable::make(b.type, value), reordered ? element(coords) : simplify_exact(half + e),
+                                 Parameter(), const_true(), ModulusRemainder());
         stores.push_back(whole ? store : IfThenElse::make(inside, store));
     }
     Stmt copy = Block::make(stores);
@@ -286,15 +294,55 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
 /// point): the copies, a barrier, the run, a barrier. A copy is issued in
 /// batches of up to 16 loads per thread ahead of their stores, so that a
 /// thread has a batch in flight at once rather than one load at a time.
-Stmt stage_run(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, kir::NameGenerator &names, Stmt run) {
+Stmt stage_run(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, kir::NameGenerator &names, Stmt run,
+               const std::string &run_var) {
     std::vector<Stmt> parts;
     for (StagedInput &in : inputs) {
-        if (loads_buffer(run, in.buffer->name)) parts.push_back(copy_for_run(kernel, *in.buffer, in.tile, names, &run, &in.elements));
+        if (loads_buffer(run, in.buffer->name)) {
+            parts.push_back(copy_for_run(kernel, *in.buffer, in.tile, names, run_var, &run, &in.elements));
+        }
     }
     parts.push_back(kir::barrier());
     parts.push_back(run);
     parts.push_back(kir::barrier());
     return Block::make(parts);
+}
+
+/// The runs `run_var` in [0, runs) of `run` double-buffered: run 0's copies
+/// before the loop, then each run but the last issues the next run's loads
+/// (lets), runs its steps on its half of the copies, stores the next run's
+/// values into the other half and meets the array's threads at one barrier;
+/// the last run, peeled, only computes. Writing the other half is safe: it
+/// was last read in the run before, which ended at a barrier; the next run
+/// reads it after this one's barrier.
+Stmt stage_runs_double_buffered(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, kir::NameGenerator &names, Stmt run,
+                                const std::string &run_var, int64_t runs) {
+    const Expr r = Variable::make(Int(32), run_var);
+    std::vector<Stmt> first, next_stores;
+    std::vector<std::pair<std::string, Expr>> next_loads;
+    for (StagedInput &in : inputs) {
+        if (!loads_buffer(run, in.buffer->name)) continue;
+        // One batch (checked by copy_for_run): for (pass, 0, 1) { lets; stores }.
+        const Stmt copy = copy_for_run(kernel, *in.buffer, in.tile, names, run_var, &run, &in.elements);
+        const For *loop = copy.as<For>();
+        internal_assert(loop && is_const_one(loop->extent), "stage_in_shared: a double-buffered copy of more than one batch");
+        first.push_back(substitute(run_var, make_zero(Int(32)), copy));
+        Stmt body = substitute(run_var, r + 1, substitute(loop->name, make_zero(Int(32)), loop->body));
+        while (const LetStmt *let = body.as<LetStmt>()) {
+            next_loads.emplace_back(let->name, let->value);
+            body = let->body;
+        }
+        next_stores.push_back(body);
+    }
+    first.push_back(kir::barrier());
+    if (runs > 1) {
+        Stmt step = Block::make({run, Block::make(next_stores), kir::barrier()});
+        for (auto it = next_loads.rbegin(); it != next_loads.rend(); ++it) step = LetStmt::make(it->first, it->second, step);
+        first.push_back(For::make(run_var, make_zero(Int(32)), make_const(Int(32), runs - 1), ForType::Serial, DeviceAPI::None, step));
+    }
+    first.push_back(substitute(run_var, make_const(Int(32), runs - 1), run));
+    first.push_back(kir::barrier());
+    return Block::make(first);
 }
 
 /// `body` (an array instance) with each rolled loop of constant bounds and
@@ -320,8 +368,10 @@ Stmt stage_in_runs(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, 
             const Expr at = make_const(type, *lo) + Variable::make(type, run) * make_const(type, steps) + Variable::make(type, step);
             Stmt steps_of_run = For::make(step, make_zero(type), make_const(type, steps), ForType::Serial, op->device_api,
                                           substitute(op->name, at, op->body));
-            Stmt runs = For::make(run, make_zero(type), make_const(type, *n / steps), ForType::Serial, op->device_api,
-                                  stage_run(kernel, inputs, names, steps_of_run));
+            Stmt runs = kernel.shared_double_buffer
+                            ? stage_runs_double_buffered(kernel, inputs, names, steps_of_run, run, *n / steps)
+                            : For::make(run, make_zero(type), make_const(type, *n / steps), ForType::Serial, op->device_api,
+                                        stage_run(kernel, inputs, names, steps_of_run, run));
             if (*n % steps == 0) return runs;
             Stmt rest = For::make(op->name, make_const(type, *lo + *n / steps * steps), make_const(type, *n % steps), op->for_type,
                                   op->device_api, op->body);
