@@ -332,7 +332,7 @@ TEST_CASE("cuda: a block's arrays past 48 KiB live in dynamic shared memory, the
     const std::string text = print_cuda(kernel).kernel;
     CHECK_THAT(text, Contains("extern __shared__ __align__(16) unsigned char pulse_shared[];  // 81920 bytes"));
     CHECK_THAT(text, Contains("double *const exchange_float64 = (double *)(pulse_shared + 0);"));
-    CHECK_THAT(text, !Contains("__shared__ double"));
+    CHECK_THAT(text, !Contains("__shared__ __align__(16) double"));
     CHECK_THAT(text, Contains("cudaDeviceGetAttribute(&opt_in, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)") &&
                          Contains("if (opt_in < 81920) return k_refuse(cudaErrorInvalidConfiguration, \"the kernel needs 81920 bytes of shared memory per block, more than this device allows\");") &&
                          Contains("cudaFuncSetAttribute(k_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 81920)") &&
@@ -343,7 +343,7 @@ TEST_CASE("cuda: a block's arrays past 48 KiB live in dynamic shared memory, the
     kir::Kernel fits = lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"}, options);
     optimize_kernel(fits);
     CHECK(kir::shared_bytes(fits.body) <= kir::shared_bytes_per_block);
-    CHECK_THAT(print_cuda(fits).kernel, Contains("__shared__ double exchange_float64[") && !Contains("pulse_shared"));
+    CHECK_THAT(print_cuda(fits).kernel, Contains("__shared__ __align__(16) double exchange_float64[") && !Contains("pulse_shared"));
     // Past what sm_90 lets a block opt in to: refused.
     options.max_shared_bytes = kir::max_opt_in_shared_bytes + 1;
     CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(program), "k", {"u", "n"}, options),
@@ -510,7 +510,7 @@ TEST_CASE("cuda: an array over the warps of a block is a block with shared memor
     const std::string body = kernel_function(g.sources.kernel);
     CHECK_THAT(body, Contains("__launch_bounds__(96)"));
     CHECK_THAT(body, Contains("const int array_warp = threadIdx.x / 32;"));
-    CHECK_THAT(body, Contains("__shared__ float exchange_float32["));
+    CHECK_THAT(body, Contains("__shared__ __align__(16) float exchange_float32["));
     CHECK_THAT(body, Contains("__syncthreads();"));
     CHECK_THAT(host_function(g.sources.kernel, "conv2d_ssam"), Contains("<<<(unsigned)blocks, 96, 0, stream>>>"));
     CHECK_THAT(g.sources.kernel, Contains("// Array: 70 PEs (3 warps of a block"));

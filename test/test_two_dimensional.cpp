@@ -226,7 +226,7 @@ TEST_CASE("a tile per thread with its operands staged in shared memory a run of 
     }
 }
 
-TEST_CASE("--shared-steps without a loop or an input to stage is refused with the fix", "[two_dimensional][shared][errors]") {
+TEST_CASE("staging a run of steps at a time without a loop or an input to stage is refused with the fix", "[two_dimensional][shared][errors]") {
     auto error = [](const ir::UreProgram &program, KernelOptions options) {
         try {
             kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
