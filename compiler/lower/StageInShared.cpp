@@ -69,32 +69,45 @@ private:
     Scope<> bound;
 };
 
-/// `body` with its reads of `b` from a staged copy `tile`, filled by the loop
-/// `pass`; `elements` the copy's size.
-Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, const std::string &pass, const Stmt &body,
-           int64_t *elements_out) {
-    LoadBox loads(kernel, b.name);
-    body.accept(&loads);
-    if (!loads.found) return body;
-    if (!loads.unknown.empty()) {
-        compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared): the coordinate ", loads.unknown,
-                      " of a read of ", b.name, " has no range known before the array instance runs; cache ", b.name,
-                      " in registers or L1 instead");
-    }
+/// The box of `b` that `s` reads (LoadBox), each extent a constant; `what`
+/// names `s` in the errors (the array instance, a run of steps).
+struct ReadBox {
+    bool found = false;
     std::vector<Expr> min, extent;
     int64_t elements = 1;
+};
+ReadBox read_box(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt &s, const std::string &what) {
+    LoadBox loads(kernel, b.name);
+    s.accept(&loads);
+    ReadBox box;
+    box.found = loads.found;
+    const std::string primitive = b.name + ".store_in(MemoryType::Shared)" + (kernel.shared_steps ? " with --shared-steps" : "");
+    if (!loads.unknown.empty()) {
+        compile_error("kernel ", kernel.name, ": ", primitive, ": the coordinate ", loads.unknown, " of a read of ", b.name,
+                      " has no range known before ", what, " runs; cache ", b.name, " in registers or L1 instead");
+    }
     for (size_t d = 0; d < loads.box.size(); d++) {
         Expr lo = simplify_exact(loads.box[d].min), n = simplify_exact(loads.box[d].max - loads.box[d].min + 1);
         const int64_t *constant = as_const_int(n);
         if (!constant) {
-            compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared): the box an array instance reads ",
-                          "has extent ", n, " in dimension ", d, ", not known at generation time; cache ", b.name,
-                          " in registers or L1 instead");
+            compile_error("kernel ", kernel.name, ": ", primitive, ": the box ", what, " reads has extent ", n, " in dimension ", d,
+                          ", not known at generation time; cache ", b.name, " in registers or L1 instead");
         }
-        min.push_back(lo);
-        extent.push_back(n);
-        elements *= *constant;
+        box.min.push_back(lo);
+        box.extent.push_back(n);
+        box.elements *= *constant;
     }
+    return box;
+}
+
+/// `body` with its reads of `b` from a staged copy `tile`, filled by the loop
+/// `pass`; `elements` the copy's size.
+Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, const std::string &pass, const Stmt &body,
+           int64_t *elements_out) {
+    const ReadBox box = read_box(kernel, b, body, "the array instance");
+    if (!box.found) return body;
+    const std::vector<Expr> &min = box.min, &extent = box.extent;
+    const int64_t elements = box.elements;
     *elements_out = std::max(*elements_out, elements);
     const int threads = kernel.array_threads();
     Expr thread = kir::array_thread(kernel);
@@ -182,27 +195,9 @@ struct StagedInput {
 /// stage_run says), and `*run` reading it there.
 Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, kir::NameGenerator &names,
                   const std::string &run_var, Stmt *run, int64_t *elements_out) {
-    LoadBox loads(kernel, b.name);
-    run->accept(&loads);
-    if (!loads.unknown.empty()) {
-        compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps: the coordinate ",
-                      loads.unknown, " of a read of ", b.name, " has no range known before a run of steps starts; cache ", b.name,
-                      " in registers or L1 instead");
-    }
-    std::vector<Expr> min, extent;
-    int64_t elements = 1;
-    for (size_t d = 0; d < loads.box.size(); d++) {
-        Expr lo = simplify_exact(loads.box[d].min), n = simplify_exact(loads.box[d].max - loads.box[d].min + 1);
-        const int64_t *constant = as_const_int(n);
-        if (!constant) {
-            compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps: the box a run of ",
-                          kernel.shared_steps, " steps reads has extent ", n, " in dimension ", d,
-                          ", not known at generation time; cache ", b.name, " in registers or L1 instead");
-        }
-        min.push_back(lo);
-        extent.push_back(n);
-        elements *= *constant;
-    }
+    const ReadBox box = read_box(kernel, b, *run, "a run of " + std::to_string(kernel.shared_steps) + " steps");
+    const std::vector<Expr> &min = box.min, &extent = box.extent;
+    const int64_t elements = box.elements;
     // The copy's layout: the dimensions the run's steps move along
     // outermost, so that each step's slice is contiguous and a thread's
     // values of one step (its slots: a's rows of a tile) lie side by side,
