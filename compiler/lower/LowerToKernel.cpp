@@ -249,23 +249,30 @@ Stmt fold_thread_bounded_divisions(const Stmt &s, int warps) {
         bool split(const Expr &x, const Expr &m, Split *out) {
             const int64_t *divisor = as_const_int(m);
             if (!divisor || *divisor <= 0 || !x.type().is_int()) return false;
-            std::vector<Expr> terms;
-            std::function<void(const Expr &)> add_terms = [&](const Expr &e) {
+            // x as a sum of terms times constant factors (products of sums by
+            // constants distributed).
+            std::vector<std::pair<Expr, int64_t>> terms;
+            std::function<void(const Expr &, int64_t)> add_terms = [&](const Expr &e, int64_t factor) {
+                const Mul *mul = e.as<Mul>();
+                const int64_t *by = mul ? as_const_int(mul->b) : nullptr;
                 if (const Add *a = e.as<Add>()) {
-                    add_terms(a->a);
-                    add_terms(a->b);
+                    add_terms(a->a, factor);
+                    add_terms(a->b, factor);
+                } else if (by) {
+                    add_terms(mul->a, factor * *by);
+                } else if (const int64_t *c = as_const_int(e)) {
+                    terms.emplace_back(make_one(e.type()), factor * *c);
                 } else {
-                    terms.push_back(e);
+                    terms.emplace_back(e, factor);
                 }
             };
-            add_terms(x);
+            add_terms(x, 1);
             out->multiples = make_zero(x.type());
             out->rest = make_zero(x.type());
-            for (const Expr &t : terms) {
-                const Mul *mul = t.as<Mul>();
-                const int64_t *factor = mul ? as_const_int(mul->b) : as_const_int(t);
-                if (factor && *factor % *divisor == 0) out->multiples = out->multiples + t;
-                else out->rest = out->rest + t;
+            for (const auto &[t, factor] : terms) {
+                const Expr term = factor == 1 ? t : t * make_const(x.type(), factor);
+                if (factor % *divisor == 0) out->multiples = out->multiples + term;
+                else out->rest = out->rest + term;
             }
             const Interval r = bounds_of_expr_in_scope(out->rest, threads);
             if (!r.is_bounded()) return false;
