@@ -104,6 +104,11 @@ struct Stats {
     /// Of those, kernels that staged the table in shared memory (tab.in(A).store_in(MemoryType::Shared)),
     /// and with a table of more entries than 16 copy passes of the block's threads (the copy in several batches).
     int table_shared_executed = 0, table_shared_batches = 0;
+    /// Rolled kernels whose other inputs were cached in shared memory and
+    /// staged a run of steps at a time (--shared-steps), executed; of those,
+    /// double-buffered (--double-buffer).
+    int runs_staged_executed = 0, runs_double_buffered = 0;
+    int runs_refused = 0;  ///< refused by stage_in_shared (then run unstaged)
     /// Accepted linear designs given a data bound (a ragged batch) on a loop
     /// that only advances time: refused as they must be (a read above the
     /// bound), and kernels executed of the others.
@@ -462,13 +467,27 @@ Failure check_transform_phases(const System &system, const Transform &transform,
         for (bool rolled : {false, true}) {
             if (threads && rolled != ((turn & 1) != 0)) continue;
             KernelOptions options;
+            sys::SystolicProgram staged_inputs;  // `mapped` with its other inputs cached in shared memory, where drawn
             if (rolled) options.max_unrolled_steps = 0;
-            // Half the rolled time loops issue each block's input loads a block ahead.
+            // Half the rolled time loops issue each block's input loads a
+            // block ahead; half of the others cache the inputs other than the
+            // table in shared memory, staged a run of 1 or 2 iterations of the
+            // rolled loop at a time (--shared-steps), half of those double-buffered.
             if (rolled && (turn & 2) != 0) options.prefetch_walks = true;
+            bool runs = rolled && !options.prefetch_walks && (turn & 16) != 0;
+            if (runs) {
+                staged_inputs = mapped;
+                for (const ir::InputDecl &in : program.inputs) {
+                    if (in.name == "tab") continue;
+                    staged_inputs.source.schedule.stagings.push_back(ir::Staging{in.name, recurrence_name(0), {}, {}, MemoryType::Shared});
+                }
+                options.shared_steps = 1 + (turn >> 6) % 2;
+                options.shared_double_buffer = (turn & 128) != 0;
+            }
             kir::Kernel kernel;
             phase = "lower_to_kernel";
             try {
-                kernel = lower_to_kernel(mapped, "k", order, options);
+                kernel = lower_to_kernel(runs ? staged_inputs : mapped, "k", order, options);
             } catch (const CompileError &e) {
                 // The GPU mapping refuses what it cannot honour (a design wider than
                 // its limits, a chain of values that differ between PEs on several
@@ -501,15 +520,35 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             const std::string label = std::string("kernel executor (") + mapping_names[mapping] + (is_rolled ? ", rolled" : "") +
                                       (table_shared ? ", tab.in(A).store_in(MemoryType::Shared))" : ")");
             phase = "optimize_kernel";
+            // Inputs staged in runs may find no rolled loop long enough, a box
+            // of no constant size, more shared memory than a block has, or more
+            // loads than a thread holds double-buffered: refused with the fix
+            // named (stage_in_shared), and the kernel runs without them. A
+            // large table staged in shared memory may pass a block's bytes:
+            // refused likewise, never run.
             try {
                 optimize_kernel(kernel);
             } catch (const CompileError &e) {
-                // A large table staged in shared memory may pass a block's bytes:
-                // refused with the fix named (stage_in_shared), never run.
-                if (!table_shared || e.refusal != Refusal::ResourceLimit) throw;
-                stats.kernel_refused++;
-                stats.refusals[to_string(e.refusal)]++;
-                continue;
+                if (runs && (e.refusal == Refusal::ResourceLimit || std::string(e.what()).find("--shared-steps") != std::string::npos)) {
+                    stats.runs_refused++;
+                    runs = false;
+                    options.shared_steps = 0;
+                    options.shared_double_buffer = false;
+                    kernel = lower_to_kernel(mapped, "k", order, options);
+                    try {
+                        optimize_kernel(kernel);
+                    } catch (const CompileError &again) {
+                        if (!table_shared || again.refusal != Refusal::ResourceLimit) throw;
+                        stats.kernel_refused++;
+                        stats.refusals[to_string(again.refusal)]++;
+                        continue;
+                    }
+                } else {
+                    if (!table_shared || e.refusal != Refusal::ResourceLimit) throw;
+                    stats.kernel_refused++;
+                    stats.refusals[to_string(e.refusal)]++;
+                    continue;
+                }
             }
             phase = "kernel execution";
             const std::string executed = execute_against(kernel, inputs, expected);
@@ -528,6 +567,8 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             const bool staged = table_shared && !kernel.block_arrays.empty();
             stats.table_shared_executed += staged;
             stats.table_shared_batches += staged && system.table_extent > 16 * kernel.block_warps() * kir::warp_size;
+            stats.runs_staged_executed += runs;
+            stats.runs_double_buffered += runs && options.shared_double_buffer;
             stats.saturating_executed += uses_saturating(system);
             stats.constrained_executed += constrained;
             stats.several_per_lane += kernel.pes_per_lane > 1;
@@ -826,7 +867,9 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
     for (int m = 0; m < mapping_count; m++) {
         std::cout << (m ? "," : "") << " " << mapping_names[m] << " " << s.executed_by[m][0] << " + " << s.executed_by[m][1];
     }
-    std::cout << " (" << s.executed_shared_state << " holding their recurrences in shared memory)";
+    std::cout << " (" << s.executed_shared_state << " holding their recurrences in shared memory, " << s.runs_staged_executed
+              << " staging their inputs in shared memory a run of steps at a time, " << s.runs_double_buffered << " of them double-buffered, "
+              << s.runs_refused << " refused that staging and run without it)";
     std::cout << "; " << s.broadcasts_in_place << " broadcasts computed in place (" << s.broadcasts_missed
               << " taken from a chain's source lane under a reverse map that divides)\n";
     std::cout << "  shapes (systems drawn / linear designs accepted / as a same-step chain / run on the kernel executor), "
@@ -886,6 +929,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         }
         CHECK(s.executed_by[OnePerLane][1] > 0);
         CHECK(s.executed_shared_state > 0);
+        CHECK(s.runs_staged_executed > 0);
+        CHECK(s.runs_double_buffered > 0);
         // Every shape is drawn, and the chain shapes run as same-step chains.
         for (int c = 0; c < shape_class_count; c++) {
             INFO("shape " << shape_class_name(c));

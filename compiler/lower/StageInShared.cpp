@@ -244,8 +244,8 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
     const int threads = kernel.array_threads();
     const int64_t passes = (elements + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
     if (halves && passes > batch) {
-        compile_error("kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps=", kernel.shared_steps,
-                      " --double-buffer: a run's copy takes ", passes, " loads per thread, more than the 16 a thread holds while ",
+        refuse(Refusal::ResourceLimit, b.name, "kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps=",
+                      kernel.shared_steps, " --double-buffer: a run's copy takes ", passes, " loads per thread, more than the 16 a thread holds while ",
                       "the run before computes; stage fewer steps at a time, or drop --double-buffer");
     }
     const bool whole = elements % (threads * batch) == 0;  // every copied element lies in the box
