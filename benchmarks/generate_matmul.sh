@@ -15,12 +15,13 @@ mkdir -p "${2:?$usage}"
 out="$(cd "$2" && pwd)"
 # NAME J I BROADCAST FLAGS: the output tile is J columns by I rows of one warp
 # (tile: of a block of 8 warps, 4 x 8 outputs per thread, both operands staged in
-# shared memory 16 steps at a time, each run's copy loaded during the run before).
+# shared memory 16 steps at a time, each run's copy loaded during the run before;
+# two blocks per SM, which spills only in the border copy).
 designs=(
   "rowcast 128 8 1 --prefetch"       # a broadcast along the rows (t = k + i)
   "outer 128 8 2 --prefetch"         # both broadcast (t = k): columns interleaved over the lanes
   "outer 256 4 2 --prefetch"
-  "tile 128 64 2 --param WARPS=1 --param SHARED=1 --pes-per-thread=8 --shared-steps=16 --double-buffer --unroll-steps=0"
+  "tile 128 64 2 --param WARPS=1 --param SHARED=1 --pes-per-thread=8 --shared-steps=16 --double-buffer --min-blocks-per-sm=2 --unroll-steps=0"
 )
 for n in ${MATMUL_SIZES:-4096 8192}; do
   for entry in "${designs[@]}"; do

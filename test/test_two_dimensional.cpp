@@ -212,6 +212,8 @@ TEST_CASE("a tile per thread with its operands staged in shared memory a run of 
         options.shared_double_buffer = c.double_buffer;
         kir::Kernel kernel = lower_to_kernel(compile_to_systolic(program), "matmul_2d", {"a", "bm"}, options);
         optimize_kernel(kernel);
+        // Staged, a tile's columns are blocked by lane (one vector load from the copy).
+        CHECK(kernel.warp_columns_blocked == (c.J > 32 || c.warp_rows > 1));
         // The runs' copies: one shared array per operand, a run's box each:
         // bm's whole lanes of columns, a's rows of every warp, each step's
         // rows side by side (padded to 4 words, and 4 more on a multiple of 32).

@@ -426,7 +426,9 @@ static void print_unwrapped(std::ostream &out, const Kernel &k) {
     out << "kernel " << k.name << " (" << k.pe_count << " PEs on " << k.array_threads() << " threads";
     if (k.pes_per_lane > 1) out << ", " << k.pes_per_lane << " per thread";
     if (k.interleaved_rows > 0) out << ", columns of " << k.interleaved_rows << " interleaved over the lanes";
-    if (k.warp_rows > 0) out << ", tiles of " << k.warp_rows << " rows per warp, columns interleaved over the lanes";
+    if (k.warp_rows > 0) {
+        out << ", tiles of " << k.warp_rows << " rows per warp, columns " << (k.warp_columns_blocked ? "blocked by lane" : "interleaved over the lanes");
+    }
     if (!k.dense_first_dimension) out << ", dimension 0 indexed by its stride";
     if (k.warps_per_array > 1) out << ", " << k.warps_per_array << " warps per array, one array per block)\n";
     else out << ", " << k.warps_per_block << " warps per block)\n";

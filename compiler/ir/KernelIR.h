@@ -198,6 +198,12 @@ struct Kernel {
     /// l + 32 c of x, and thread (w, l)'s slot j = c * warp_rows + r the PE
     /// of that pair. 0: not this mapping.
     int64_t warp_rows = 0;
+    /// With warp_rows: lane l runs the values l C .. l C + C - 1 of x (C =
+    /// pes_per_lane / warp_rows), not l + 32 c: chosen where the operands are
+    /// staged in shared memory (shared_steps), from which a thread's
+    /// consecutive columns are one vector load, while unstaged ones coalesce
+    /// in global memory across the lanes.
+    bool warp_columns_blocked = false;
     int warps_per_array = 1;         ///< warps one array instance spans (a block of its own when > 1)
     bool prefetch_walks = false;     ///< per-thread loops issue their next iteration's loads early (prefetch_loads)
     /// Dimension 0 of every buffer in global memory is dense (stride 1, as in

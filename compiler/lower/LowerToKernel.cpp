@@ -494,6 +494,7 @@ private:
             if (columns > 1 || rows > 1) {
                 kernel.pes_per_lane = columns * rows;
                 kernel.warp_rows = rows;
+                kernel.warp_columns_blocked = options.shared_steps > 0;
             }
             return;
         }
@@ -901,10 +902,10 @@ private:
     /// The PE index of `slot` on this thread.
     Expr pe_of_slot(int64_t slot) const {
         if (const int64_t rows = kernel.warp_rows) {
-            const int64_t column = slot / rows, row = slot % rows;
+            const int64_t column = slot / rows, row = slot % rows, columns = kernel.pes_per_lane / rows;
             const Expr lane = Variable::make(Int(32), kir::lane_var), warp = Variable::make(Int(32), kir::array_warp_var);
-            return simplify_exact(lane + (int)(column * kir::warp_size + program.pe_min) +
-                                  (warp * (int)rows + (int)row) * (int)program.outer_space_axis().stride);
+            const Expr x = kernel.warp_columns_blocked ? lane * (int)columns + (int)column : lane + (int)(column * kir::warp_size);
+            return simplify_exact(x + (int)program.pe_min + (warp * (int)rows + (int)row) * (int)program.outer_space_axis().stride);
         }
         if (const int64_t rows = kernel.interleaved_rows) {
             const int64_t column_block = slot / rows, row = slot % rows;
@@ -1615,7 +1616,9 @@ private:
         if (const int64_t rows = kernel.warp_rows) {
             s << kernel.warps_per_array << " warps of a block, a tile of " << kernel.pes_per_lane << " PEs per thread: "
               << program.outer_space_axis().var << " = " << rows << " * warp + r (r < " << rows << "), "
-              << program.inner_space_axis().var << " = lane + 32 c; nothing moves between PEs";
+              << program.inner_space_axis().var
+              << (kernel.warp_columns_blocked ? " = " + std::to_string(kernel.pes_per_lane / rows) + " lane + c" : std::string(" = lane + 32 c"))
+              << "; nothing moves between PEs";
         } else if (kernel.warps_per_array > 1 && kernel.pes_per_lane > 1) {
             s << kernel.warps_per_array << " warps of a block, " << kernel.pes_per_lane << " PEs per thread: 32 * warp + lane = ("
               << program.space_var << " - " << program.pe_min << ") / " << kernel.pes_per_lane << "; moves across warps through shared memory";
