@@ -338,17 +338,22 @@ TEST_CASE("a 2-D array lowered for one mapping is not mapped as the other", "[tw
     REQUIRE_THROWS_WITH(lower_to_kernel(slots, "matmul_2d", {"a", "bm"}), Contains("lower the program again"));
 }
 
-TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, in both mappings", "[two_dimensional]") {
+TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, in every mapping", "[two_dimensional]") {
     struct Case {
         int K, C, R, CO, RO;
         bool warps;
+        bool inplace = false;     // the image read in place: a tile of PEs per thread
+        bool shared = false;      // the box a tile reads staged in shared memory (columns blocked by lane)
+        int pes_per_thread = 0;   // rows of a tile per warp
     };
     for (const Case c : {Case{3, 6, 3, 2, 2, false}, Case{5, 32, 7, 1, 2, false}, Case{1, 3, 1, 3, 3, false}, Case{4, 5, 9, 2, 1, true},
-                         Case{3, 31, 3, 1, 3, true}}) {
-        INFO("K=" << c.K << " C=" << c.C << " R=" << c.R << " CO=" << c.CO << " RO=" << c.RO << (c.warps ? " WARPS=1" : ""));
-        const ir::UreProgram program =
-            build_spec("conv2d_2d", params({{"K", c.K}, {"C", c.C}, {"R", c.R}, {"CO", c.CO}, {"RO", c.RO}, {"WARPS", c.warps}}))
-                .output.lower();
+                         Case{3, 31, 3, 1, 3, true}, Case{3, 40, 6, 2, 1, true, true, false, 2}, Case{5, 70, 9, 1, 2, true, true, true, 3},
+                         Case{4, 33, 5, 2, 2, true, true, true, 5}}) {
+        INFO("K=" << c.K << " C=" << c.C << " R=" << c.R << " CO=" << c.CO << " RO=" << c.RO << (c.warps ? " WARPS=1" : "")
+                  << (c.inplace ? " INPLACE=1" : "") << (c.shared ? " SHARED=1" : "") << " --pes-per-thread=" << c.pes_per_thread);
+        const ir::UreProgram program = build_spec("conv2d_2d", params({{"K", c.K}, {"C", c.C}, {"R", c.R}, {"CO", c.CO}, {"RO", c.RO},
+                                                                        {"WARPS", c.warps}, {"INPLACE", c.inplace}, {"SHARED", c.shared}}))
+                                           .output.lower();
         const int W = c.C * c.CO, H = c.R * c.RO;
         Buffers inputs = random_input_buffers(program, 5 + c.K + c.C);
         const Buffers expected = ir::realize(program, inputs);
@@ -370,8 +375,14 @@ TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, 
             INFO((rolled ? "time loop rolled" : "time loop unrolled"));
             KernelOptions options;
             if (rolled) options.max_unrolled_steps = 0;
+            options.pes_per_thread = c.pes_per_thread;
             const kir::Kernel kernel = lower_to_kernel(systolic, "conv2d_2d", {"x", "w"}, options);
-            CHECK(kernel.pes_per_lane == (c.warps ? 1 : c.R));
+            const int columns = (c.C + 31) / 32, tile_rows = std::max(c.pes_per_thread, 1);
+            CHECK(kernel.pes_per_lane == (!c.warps ? c.R : c.inplace ? columns * tile_rows : 1));
+            CHECK(kernel.warp_columns_blocked == (c.inplace && c.shared));
+            // The rolled loop's blocks are the time row's period, a filter
+            // row (K steps, t = K p + q), not the second space row's.
+            if (rolled && c.K > 1) CHECK_THAT(kernel.description, Contains("rolled: a loop over blocks of " + std::to_string(c.K) + " steps"));
             CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, out)}}, 0) == "");
         }
     }

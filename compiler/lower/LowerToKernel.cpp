@@ -322,6 +322,13 @@ public:
     kir::Kernel run() {
         plan_pes_per_lane();
         check_stagings();
+        // A tile reads its staged operands' consecutive columns as one
+        // vector load (Kernel::warp_columns_blocked).
+        if (kernel.warp_rows) {
+            for (const kir::BufferArg &b : kernel.buffers) {
+                kernel.warp_columns_blocked |= !b.is_output && !b.table && b.cache == kir::InputCache::Shared;
+            }
+        }
         plan_loops();
         // What each input must cover for the outputs given at run time.
         if (options.plan_required_inputs) {
@@ -890,7 +897,7 @@ private:
         int64_t best = 0, history = 0, widest = 0, widest_span = 0;
         for (const sys::Variable &v : program.variables) history = std::max(history, v.history);
         for (size_t i = 0; i < st.source_loops.size(); i++) {
-            const int64_t a = std::abs(st.matrix[1][i]), extent = source.loop(st.source_loops[i]).extent;
+            const int64_t a = std::abs(st.matrix.back()[i]), extent = source.loop(st.source_loops[i]).extent;
             if (extent <= 1 || a == 0 || a >= program.steps()) continue;
             best = std::max(best, a);
             if (a * extent > widest_span) widest_span = a * extent, widest = a;

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ir/ExactSimplify.h"
+#include "ir/LaneVarying.h"
 
 namespace pulse {
 
@@ -36,6 +37,7 @@ namespace {
 
 class Shorten : public IRMutator {
 public:
+    explicit Shorten(const LaneVarying &varying) : varying(varying) {}
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
@@ -45,17 +47,27 @@ public:
             return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         }
         const std::optional<Expr> last = last_iteration(guard->condition, op->name);
-        if (!last) return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        // A bound that differs between the array's threads (a copy's loop
+        // over the elements thread t copies) stays a guard: every thread runs
+        // a loop the same number of times, as the kernel executor does.
+        if (!last || varying.varies(*last) || expr_uses_var(*last, kir::array_warp_var)) {
+            return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        }
         const Expr extent = simplify_exact(max(0, min(op->extent, cast(op->extent.type(), *last - op->min + 1))));
         return For::make(op->name, op->min, extent, op->for_type, op->device_api, guard->then_case);
     }
+
+private:
+    const LaneVarying &varying;
 };
 
 }  // namespace
 
 void shorten_guarded_loops(kir::Kernel &kernel) {
-    Shorten shorten;
-    kernel.body = kir::on_instances(kernel.body, [&](const Stmt &instance) { return shorten.mutate(instance); });
+    kernel.body = kir::on_instances(kernel.body, [&](const Stmt &instance) {
+        const LaneVarying varying(instance);
+        return Shorten(varying).mutate(instance);
+    });
 }
 
 }  // namespace pulse

@@ -8,7 +8,8 @@
 // bound on it, read once per instance; the loop's extent is cut to it, so a
 // short sequence takes its own steps, not the longest one's. Runs after the
 // passes that split and peel those loops (split_steady_state, peel_loops),
-// which need constant bounds.
+// which need constant bounds. A bound that differs between the threads of
+// an array stays a guard (the kernel executor runs the threads in lock step).
 #ifndef PULSE_SHORTEN_GUARDED_LOOPS_H
 #define PULSE_SHORTEN_GUARDED_LOOPS_H
 

@@ -108,7 +108,26 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
     if (!box.found) return body;
     const std::vector<Expr> &min = box.min, &extent = box.extent;
     const int64_t elements = box.elements;
-    *elements_out = std::max(*elements_out, elements);
+    // The copy's rows: a tile's thread reads its consecutive columns as one
+    // 16-byte load (Kernel::warp_columns_blocked), so each row starts on a
+    // multiple of 4 words, and rows of a multiple of 32 words are padded by 4
+    // more so that the copy's stores do not all fall on one bank.
+    std::vector<int64_t> stride(min.size(), 1);
+    int64_t size = 1;
+    for (size_t d = 0; d < min.size(); d++) {
+        stride[d] = size;
+        size *= *as_const_int(extent[d]);
+        if (d == 0 && min.size() > 1 && kernel.warp_columns_blocked) {
+            size = (size + 3) / 4 * 4;
+            if (size % 32 == 0) size += 4;
+        }
+    }
+    *elements_out = std::max(*elements_out, size);
+    auto element = [&](const std::vector<Expr> &coords) {
+        Expr index = make_zero(Int(32));
+        for (size_t d = 0; d < coords.size(); d++) index = index + (coords[d] - min[d]) * make_const(Int(32), stride[d]);
+        return simplify_exact(index);
+    };
     const int threads = kernel.array_threads();
     Expr thread = kir::array_thread(kernel);
     // The copy: element e of the box (dimension 0 fastest) by thread e % threads.
@@ -121,8 +140,8 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
         coords.push_back(simplify_exact(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
         rest = rest / extent[d];
     }
-    Stmt copy = Store::make(tile, kir::load(b.type, b.name, kir::in_bounds(b, coords), coords), e, Parameter(), const_true(),
-                            ModulusRemainder());
+    Stmt copy = Store::make(tile, kir::load(b.type, b.name, kir::in_bounds(b, coords), coords), size == elements ? e : element(coords),
+                            Parameter(), const_true(), ModulusRemainder());
     copy = IfThenElse::make(e < make_const(Int(32), elements), copy);
     copy = For::make(pass, 0, (int)((elements + threads - 1) / threads), ForType::Serial, DeviceAPI::None, copy);
     // The instance reads the copy, which holds 0 outside the buffer as a
@@ -131,12 +150,8 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
         if (op->name != kir::intrinsic::load) return Expr();
         kir::Access a = kir::access_of(op);
         if (a.buffer != b.name) return Expr();
-        Expr index = make_zero(Int(32)), stride = make_one(Int(32));
-        for (size_t d = 0; d < a.coords.size(); d++) {
-            index = index + (a.coords[d] - min[d]) * stride;
-            stride = stride * extent[d];
-        }
-        Expr value = Load::make(op->type, tile, simplify_exact(index), Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+        const Expr index = element(a.coords);
+        Expr value = Load::make(op->type, tile, index, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
         if (is_const_one(a.guard) || equal(a.guard, kir::in_bounds(b, a.coords))) return value;
         return select(a.guard, value, make_zero(op->type));
     });

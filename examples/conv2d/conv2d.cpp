@@ -102,19 +102,27 @@ namespace {
 // a shuffle along the lanes), entering at the tile's right edge and at q = 0;
 // the filter is broadcast (one value per step). Space rows s1 = c (lanes)
 // and s2 = r (each lane's register slots); tiles (co, ro) are independent arrays.
+// INPLACE=1: every PE reads its image value in place instead (nothing moves
+// between PEs), the form a tile of outputs per thread takes (WARPS=1 with
+// --pes-per-thread=N: N rows of a thread's warp, C / 32 columns of its lane);
+// SHARED=1 stages the box of the image a tile reads in shared memory, shared
+// by the tile's threads (each image value read by up to K*K outputs).
 Spec conv2d_2d(const Params &params) {
-    const int K = params.get_int("K", 3, 1, 64);        // filter size (K x K)
-    const int C = params.get_int("C", 6, 1, 32);        // output columns per tile (lanes)
-    const int R = params.get_int("R", 3, 1, 32);        // output rows per tile (slots; warps with WARPS=1)
-    const int CO = params.get_int("CO", 2, 1, 1 << 16); // tiles across
-    const int RO = params.get_int("RO", 2, 1, 1 << 16); // tiles down (run time)
+    const int K = params.get_int("K", 3, 1, 64);          // filter size (K x K)
+    const int C = params.get_int("C", 6, 1, 1024);        // output columns per tile (lanes; past 32, several per lane)
+    const int R = params.get_int("R", 3, 1, 1024);        // output rows per tile (slots; warps with WARPS=1, or warps x --pes-per-thread)
+    const int CO = params.get_int("CO", 2, 1, 1 << 16);   // tiles across
+    const int RO = params.get_int("RO", 2, 1, 1 << 16);   // tiles down (run time)
     const int WARPS = params.get_int("WARPS", 0, 0, 1);
+    const int INPLACE = params.get_int("INPLACE", 0, 0, 1);
+    const int SHARED = params.get_int("SHARED", 0, 0, 1);
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     Var q("q"), p("p"), c("c"), r("r"), co("co"), ro("ro"), s1("s1"), s2("s2"), t("t");
     std::vector<Var> loops{q, p, c, r, co, ro};
     Func X(Float(32), loops, Place::Device, "X"), Z(Float(32), loops, Place::Device, "Z"), Out(Place::Device, "Out");
     const Expr column = co * C + c, row = ro * R + r;
-    X(q, p, c, r, co, ro) = select(q == 0 || c == C - 1, x(column + q, row + p), X(q - 1, p, c + 1, r, co, ro));
+    if (INPLACE) X(q, p, c, r, co, ro) = x(column + q, row + p);
+    else X(q, p, c, r, co, ro) = select(q == 0 || c == C - 1, x(column + q, row + p), X(q - 1, p, c + 1, r, co, ro));
     Z(q, p, c, r, co, ro) = select(q == 0 && p == 0, 0.0f, select(q == 0, Z(q + K - 1, p - 1, c, r, co, ro), Z(q - 1, p, c, r, co, ro))) +
                             X(q, p, c, r, co, ro) * w(q, p);
     Out(column, row) = select(q == K - 1 && p == K - 1, Z(q, p, c, r, co, ro));
@@ -122,6 +130,7 @@ Spec conv2d_2d(const Params &params) {
     X.gpu_blocks(co, ro);
     X.space_time_transform({q, p, c, r}, {s1, s2, t}, {0, 0, 1, 0, /**/ 0, 0, 0, 1, /**/ 1, K, 0, 0});
     if (WARPS) X.gpu_threads(s1, s2);
+    if (SHARED) x.in(X).store_in(MemoryType::Shared);
     return Spec{Out, {x, w}};
 }
 
