@@ -1,6 +1,7 @@
 #include "lower/ShortenGuardedLoops.h"
 
 #include <optional>
+#include <set>
 
 #include "ir/ExactSimplify.h"
 #include "ir/LaneVarying.h"
@@ -35,10 +36,47 @@ std::optional<Expr> last_iteration(const Expr &condition, const std::string &var
 
 namespace {
 
+/// The buffers and register arrays an expression reads (`reads`) or a
+/// statement writes (`writes`).
+class Accesses : public IRVisitor {
+public:
+    std::set<std::string> reads, writes;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+        reads.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        writes.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Call *op) override {
+        if (op->name == kir::intrinsic::load) reads.insert(kir::access_of(op).buffer);
+        if (op->name == kir::intrinsic::store) writes.insert(kir::access_of(op).buffer);
+        IRVisitor::visit(op);
+    }
+};
+
+/// Whether `s` writes a buffer or register array that `e` reads.
+bool writes_what_is_read(const Stmt &s, const Expr &e) {
+    Accesses read, written;
+    e.accept(&read);
+    s.accept(&written);
+    for (const std::string &name : read.reads) {
+        if (written.writes.count(name)) return true;
+    }
+    return false;
+}
+
 class Shorten : public IRMutator {
 public:
     explicit Shorten(const LaneVarying &varying) : varying(varying) {}
     using IRMutator::visit;
+
+    Stmt visit(const LetStmt *op) override {
+        if (differs_between_threads(op->value)) thread_varying.insert(op->name);
+        return IRMutator::visit(op);
+    }
 
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
@@ -49,8 +87,9 @@ public:
         const std::optional<Expr> last = last_iteration(guard->condition, op->name);
         // A bound that differs between the array's threads (a copy's loop
         // over the elements thread t copies) stays a guard: every thread runs
-        // a loop the same number of times, as the kernel executor does.
-        if (!last || varying.varies(*last) || expr_uses_var(*last, kir::array_warp_var)) {
+        // a loop the same number of times, as the kernel executor does. So
+        // does one the loop's body may change (read once, it would be stale).
+        if (!last || differs_between_threads(*last) || writes_what_is_read(guard->then_case, *last)) {
             return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         }
         const Expr extent = simplify_exact(max(0, min(op->extent, cast(op->extent.type(), *last - op->min + 1))));
@@ -59,6 +98,15 @@ public:
 
 private:
     const LaneVarying &varying;
+    std::set<std::string> thread_varying;  ///< lets computed from the warp's index (LaneVarying follows the lane)
+
+    bool differs_between_threads(const Expr &e) const {
+        if (varying.varies(e) || expr_uses_var(e, kir::array_warp_var)) return true;
+        for (const std::string &name : thread_varying) {
+            if (expr_uses_var(e, name)) return true;
+        }
+        return false;
+    }
 };
 
 }  // namespace
