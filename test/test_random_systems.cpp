@@ -10,7 +10,9 @@
 //    block with gpu_threads; time loop unrolled and rolled), and a sample of
 //    them on the CM emulation;
 //  - every accepted 2-D design (two space rows) likewise, in both of its
-//    mappings (second row on register slots; rows on lanes and warps);
+//    mappings (second row on register slots; rows on lanes and warps, half
+//    of those as a tile of 2 or 3 PEs per thread, half of the tiles with
+//    their inputs staged in shared memory);
 //  - a broadcast (a same-step chain of a value the same on every PE) under
 //    a unimodular transform is computed in place on each PE, in every mapping.
 // Part of the systems are drawn with shapes that once compiled wrongly
@@ -93,6 +95,9 @@ struct Stats {
     /// with the second row on register slots / with gpu_threads on (lanes, warps).
     int simulated_2d = 0, executed_2d_slots = 0, executed_2d_warps = 0, refused_2d = 0;
     int executed_2d_interleaved = 0;  ///< of executed_2d_slots: columns interleaved over the lanes
+    /// Of executed_2d_warps: a tile of PEs per thread (--pes-per-thread), and
+    /// of those with the inputs staged in shared memory (columns blocked by lane).
+    int executed_2d_tiles = 0, executed_2d_tiles_staged = 0;
     /// Of executed_2d_slots: designs the validator accepts only on register
     /// slots (a value read from a lower slot of its lane in the same step).
     int executed_2d_slot_reads = 0;
@@ -358,17 +363,35 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
         KernelOptions options;
         const bool rolled = ((turn >> (warps ? 1 : 0)) & 1) != 0;
         if (rolled) options.max_unrolled_steps = 0;
+        // On the warps, half the designs ask for a tile of 2 or 3 PEs per
+        // thread (refused where a value moves between PEs), and half of
+        // those cache every input in shared memory (the box staged whole,
+        // the tile's columns blocked by lane).
+        const bool tile = warps && ((turn >> 2) & 1) != 0, staged = tile && ((turn >> 3) & 1) != 0;
+        if (tile) options.pes_per_thread = 2 + (int)((turn >> 4) & 1);
+        if (staged) {
+            for (const ir::InputDecl &in : program.inputs) {
+                if (in.name != "tab") systolic.source.schedule.stagings.push_back(ir::Staging{in.name, recurrence_name(0), {}, {}, MemoryType::Shared});
+            }
+        }
         kir::Kernel kernel;
         phase = "lower_to_kernel (2-D)";
         try {
             kernel = lower_to_kernel(systolic, "k", order, options);
+            phase = "optimize_kernel (2-D)";
+            optimize_kernel(kernel);
         } catch (const CompileError &e) {
+            // The tile refuses a move between PEs (TapBeyondWarp) or a
+            // thread's share past its limits; a staged box may have no
+            // constant size or pass a block's shared memory.
+            if (phase == std::string("optimize_kernel (2-D)") && !(staged && e.refusal == Refusal::ResourceLimit) &&
+                std::string(e.what()).find("no constant size") == std::string::npos) {
+                return {label + ": optimize_kernel", e.what()};
+            }
             stats.refused_2d++;
-            stats.refusals[std::string("2-D: ") + to_string(e.refusal)]++;
+            stats.refusals[std::string("2-D") + (tile ? " tile" : "") + ": " + to_string(e.refusal)]++;
             continue;
         }
-        phase = "optimize_kernel (2-D)";
-        optimize_kernel(kernel);
         phase = "kernel execution (2-D)";
         const std::string executed = execute_against(kernel, inputs, expected);
         if (!executed.empty()) return {label + (rolled ? ", rolled" : "") + ": kernel executor", executed};
@@ -377,6 +400,8 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
         if (!cropped.empty()) return {label + ": kernel executor at run-time sizes", cropped};
         (warps ? stats.executed_2d_warps : stats.executed_2d_slots)++;
         if (kernel.interleaved_rows > 0) stats.executed_2d_interleaved++;
+        if (kernel.warp_rows > 0) stats.executed_2d_tiles++;
+        if (kernel.warp_columns_blocked) stats.executed_2d_tiles_staged++;
         if (!warps) {
             const std::vector<DependenceTiming> timings = check_transform(program).timings;
             const bool slot_read = std::any_of(timings.begin(), timings.end(), [](const DependenceTiming &d) {
@@ -888,7 +913,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
               << s.executed_2d_slots << " with the second row on register slots (" << s.executed_2d_interleaved
               << " of them with columns interleaved over the lanes, " << s.executed_2d_slot_reads
               << " reading a lower slot in the same step), " << s.executed_2d_warps
-              << " on (lanes, warps); " << s.refused_2d << " refused by the lowering or the mapping\n";
+              << " on (lanes, warps) (" << s.executed_2d_tiles << " of them a tile of PEs per thread, " << s.executed_2d_tiles_staged
+              << " of those with their inputs staged in shared memory); " << s.refused_2d << " refused by the lowering or the mapping\n";
     std::cout << "  reduction outputs (Out = 3; Out = op(Out, ...)): " << s.reduction_systems << " systems, "
               << s.reduction_executed << " kernels executed, " << s.reduction_refused
               << " refused by the mapping (indexed by a loop of the array)\n";
@@ -923,6 +949,8 @@ TEST_CASE("random URE systems: well-definedness, validator, simulator and kernel
         CHECK(s.cases_by_space_rows[2] > 0);
         CHECK(s.executed_2d_slots > 0);
         CHECK(s.executed_2d_warps > 0);
+        CHECK(s.executed_2d_tiles > 0);
+        CHECK(s.executed_2d_tiles_staged > 0);
         for (int m = 0; m < mapping_count; m++) {
             INFO(mapping_names[m]);
             CHECK(s.executed_by[m][0] + s.executed_by[m][1] > 0);

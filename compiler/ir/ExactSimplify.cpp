@@ -322,6 +322,42 @@ bool folds_overflow(const IRNode *node) {
     return find.found;
 }
 
+/// Finds an integer operation of two constants: an operation hidden from
+/// Halide's run whose operands it folded to constants, brought back by
+/// Unprotect unfolded ((5 - -31) + 1).
+class FindUnfoldedConstants : public IRVisitor {
+public:
+    bool found = false;
+
+private:
+    using IRVisitor::visit;
+    static bool constant(const Expr &x) { return !x.type().is_bool() && (as_const_int(x) || as_const_uint(x)); }
+    template<typename T>
+    void binary(const T *op) {
+        if (constant(op->a) && constant(op->b)) found = true;
+        else IRVisitor::visit(op);
+    }
+    void visit(const Add *op) override { binary(op); }
+    void visit(const Sub *op) override { binary(op); }
+    void visit(const Mul *op) override { binary(op); }
+    void visit(const Div *op) override { binary(op); }
+    void visit(const Mod *op) override { binary(op); }
+    void visit(const Min *op) override { binary(op); }
+    void visit(const Max *op) override { binary(op); }
+    void visit(const EQ *op) override { binary(op); }
+    void visit(const NE *op) override { binary(op); }
+    void visit(const LT *op) override { binary(op); }
+    void visit(const LE *op) override { binary(op); }
+    void visit(const GT *op) override { binary(op); }
+    void visit(const GE *op) override { binary(op); }
+};
+
+bool has_unfolded_constants(const Expr &e) {
+    FindUnfoldedConstants find;
+    e.accept(&find);
+    return find.found;
+}
+
 }  // namespace
 
 // Index arithmetic is told apart by its form (loop variables, sizes and
@@ -329,10 +365,22 @@ bool folds_overflow(const IRNode *node) {
 // alone has that form too; where Halide folds it to an overflow error (its
 // constants met only after a select on a loop variable folded), the run is
 // done again with every integer expression treated as a value.
-Expr simplify_exact(const Expr &e) {
-    if (!e.defined()) return e;
+namespace {
+
+Expr simplify_exact_once(const Expr &e) {
     Expr r = Unprotect().mutate(simplify(Protect(IndexArithmetic{Stmt()}).mutate(e)));
     if (folds_overflow(r.get())) r = Unprotect().mutate(simplify(Protect(IndexArithmetic::none()).mutate(e)));
+    return r;
+}
+
+}  // namespace
+
+Expr simplify_exact(const Expr &e) {
+    if (!e.defined()) return e;
+    Expr r = simplify_exact_once(e);
+    // Operations whose operands became constants in the run are folded by a
+    // second one (each run folds at least the innermost of them).
+    for (int round = 0; round < 4 && has_unfolded_constants(r); round++) r = simplify_exact_once(r);
     return r;
 }
 
