@@ -2,6 +2,7 @@
 #include "ir/ExactSimplify.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 namespace pulse {
@@ -100,10 +101,54 @@ ReadBox read_box(const kir::Kernel &kernel, const kir::BufferArg &b, const Stmt 
     return box;
 }
 
+/// The most loads a thread of a copy issues ahead of their stores.
+constexpr int64_t copy_batch = 16;
+
+/// A copy of `elements` elements into `tile` by `threads` threads, thread
+/// `thread` copying elements e = thread, thread + threads, ... . A loop
+/// iteration `pass` copies a batch of up to 16 of a thread's elements, its
+/// loads (lets) ahead of its stores, so that a thread has the batch in flight
+/// at once rather than one load at a time (a copy is latency-bound, and the
+/// threads wait for it at a barrier). `element(e, inside)` gives element
+/// e's load, under `inside` (false past the last element; true where the
+/// batches fill whole blocks of threads), and its index in `tile`. (The
+/// element index is written out, not a let, so that specialize_interior can
+/// bound the copy's coordinates.)
+Stmt batched_copy(const std::string &tile, Type type, int64_t elements, int threads, const Expr &thread, const std::string &pass,
+                  kir::NameGenerator &names, const std::function<std::pair<Expr, Expr>(const Expr &, const Expr &)> &element) {
+    const int64_t passes = (elements + threads - 1) / threads, batch = std::min(passes, copy_batch);
+    const bool whole = elements % (threads * batch) == 0;
+    std::vector<std::pair<std::string, Expr>> loaded;
+    std::vector<Stmt> stores;
+    for (int64_t k = 0; k < batch; k++) {
+        const Expr e = (Variable::make(Int(32), pass) * make_const(Int(32), batch) + make_const(Int(32), k)) * threads + thread;
+        const Expr inside = whole ? const_true() : e < make_const(Int(32), elements);
+        const auto [load, index] = element(e, inside);
+        const std::string value = names.fresh(tile, "copy");
+        loaded.emplace_back(value, load);
+        Stmt store = Store::make(tile, Variable::make(type, value), index, Parameter(), const_true(), ModulusRemainder());
+        stores.push_back(whole ? store : IfThenElse::make(inside, store));
+    }
+    Stmt copy = Block::make(stores);
+    for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) copy = LetStmt::make(it->first, it->second, copy);
+    return For::make(pass, 0, (int)((passes + batch - 1) / batch), ForType::Serial, DeviceAPI::None, copy);
+}
+
+/// Box coordinates of element `e` of a dense box (dimension 0 fastest) at `min` of extents `extent`.
+std::vector<Expr> box_coords(const std::vector<Expr> &min, const std::vector<Expr> &extent, const Expr &e) {
+    std::vector<Expr> coords;
+    Expr rest = e;
+    for (size_t d = 0; d < min.size(); d++) {
+        coords.push_back(simplify_exact(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
+        rest = rest / extent[d];
+    }
+    return coords;
+}
+
 /// `body` with its reads of `b` from a staged copy `tile`, filled by the loop
 /// `pass`; `elements` the copy's size.
-Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, const std::string &pass, const Stmt &body,
-           int64_t *elements_out) {
+Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string &tile, const std::string &pass, kir::NameGenerator &names,
+           const Stmt &body, int64_t *elements_out) {
     const ReadBox box = read_box(kernel, b, body, "the array instance");
     if (!box.found) return body;
     const std::vector<Expr> &min = box.min, &extent = box.extent;
@@ -128,22 +173,13 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
         for (size_t d = 0; d < coords.size(); d++) index = index + (coords[d] - min[d]) * make_const(Int(32), stride[d]);
         return simplify_exact(index);
     };
-    const int threads = kernel.array_threads();
-    Expr thread = kir::array_thread(kernel);
-    // The copy: element e of the box (dimension 0 fastest) by thread e % threads.
-    // (The element index is written out, not a let, so specialize_interior
-    // can bound the copy's coordinates.)
-    Expr e = Variable::make(Int(32), pass) * threads + thread;
-    std::vector<Expr> coords;
-    Expr rest = e;
-    for (size_t d = 0; d < min.size(); d++) {
-        coords.push_back(simplify_exact(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
-        rest = rest / extent[d];
-    }
-    Stmt copy = Store::make(tile, kir::load(b.type, b.name, kir::in_bounds(b, coords), coords), size == elements ? e : element(coords),
-                            Parameter(), const_true(), ModulusRemainder());
-    copy = IfThenElse::make(e < make_const(Int(32), elements), copy);
-    copy = For::make(pass, 0, (int)((elements + threads - 1) / threads), ForType::Serial, DeviceAPI::None, copy);
+    // The copy: element e of the box (dimension 0 fastest: coalesced) by thread e % threads.
+    const Stmt copy = batched_copy(tile, b.type, elements, kernel.array_threads(), kir::array_thread(kernel), pass, names,
+                                   [&](const Expr &e, const Expr &inside) {
+                                       const std::vector<Expr> coords = box_coords(min, extent, e);
+                                       return std::make_pair(kir::load(b.type, b.name, simplify_exact(inside && kir::in_bounds(b, coords)), coords),
+                                                             size == elements ? e : element(coords));
+                                   });
     // The instance reads the copy, which holds 0 outside the buffer as a
     // load's bounds guard does; any other guard stays.
     Stmt reads = kir::replace_calls(body, [&](const Call *op) -> Expr {
@@ -168,12 +204,6 @@ bool loads_buffer(const Stmt &s, const std::string &buffer) {
     return found;
 }
 
-/// `run`, the steps of one run of a rolled loop, with its reads of `b` from
-/// the copy `tile` of the box the run reads (over its steps, lanes and
-/// warps; its position may move with the run and the grid point): the
-/// copy, a barrier, the run, a barrier. The copy is issued in batches of up
-/// to 16 loads per thread ahead of their stores, so that a thread has a
-/// batch in flight at once rather than one load at a time.
 /// The conjuncts of `e` (a && b && ...), each simplified.
 void conjuncts(const Expr &e, std::vector<Expr> *out) {
     if (const And *a = e.as<And>()) {
@@ -257,36 +287,18 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
         return simplify_exact(index);
     };
     const int threads = kernel.array_threads();
-    const int64_t passes = (elements + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
-    if (halves && passes > batch) {
+    const int64_t passes = (elements + threads - 1) / threads;
+    if (halves && passes > copy_batch) {
         refuse(Refusal::ResourceLimit, b.name, "kernel ", kernel.name, ": ", b.name, ".store_in(MemoryType::Shared) with --shared-steps=",
-                      kernel.shared_steps, " --double-buffer: a run's copy takes ", passes, " loads per thread, more than the 16 a thread holds while ",
-                      "the run before computes; stage fewer steps at a time, or drop --double-buffer");
+                      kernel.shared_steps, " --double-buffer: a run's copy takes ", passes, " loads per thread, more than the ", copy_batch,
+                      " a thread holds while the run before computes; stage fewer steps at a time, or drop --double-buffer");
     }
-    const bool whole = elements % (threads * batch) == 0;  // every copied element lies in the box
-    const std::string pass = names.fresh(tile, "pass");
-    const Expr thread = kir::array_thread(kernel);
-    std::vector<std::pair<std::string, Expr>> loaded;
-    std::vector<Stmt> stores;
-    for (int64_t k = 0; k < batch; k++) {
-        // Element e of the box (dimension 0 fastest: coalesced) by thread e % threads.
-        Expr e = (Variable::make(Int(32), pass) * make_const(Int(32), batch) + make_const(Int(32), k)) * threads + thread;
-        std::vector<Expr> coords;
-        Expr rest = e;
-        for (size_t d = 0; d < min.size(); d++) {
-            coords.push_back(simplify_exact(min[d] + (d + 1 < min.size() ? rest % extent[d] : rest)));
-            rest = rest / extent[d];
-        }
-        Expr inside = whole ? const_true() : e < make_const(Int(32), elements);
-        const std::string value = names.fresh(tile, "copy");
-        loaded.emplace_back(value, kir::load(b.type, b.name, simplify_exact(inside && kir::in_bounds(b, coords)), coords));
-        Stmt store = Store::make(tile, Variable::make(b.type, value), reordered ? element(coords) : simplify_exact(half + e),
-                                 Parameter(), const_true(), ModulusRemainder());
-        stores.push_back(whole ? store : IfThenElse::make(inside, store));
-    }
-    Stmt copy = Block::make(stores);
-    for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) copy = LetStmt::make(it->first, it->second, copy);
-    copy = For::make(pass, 0, (int)((passes + batch - 1) / batch), ForType::Serial, DeviceAPI::None, copy);
+    const Stmt copy = batched_copy(tile, b.type, elements, threads, kir::array_thread(kernel), names.fresh(tile, "pass"), names,
+                                   [&](const Expr &e, const Expr &inside) {
+                                       const std::vector<Expr> coords = box_coords(min, extent, e);
+                                       return std::make_pair(kir::load(b.type, b.name, simplify_exact(inside && kir::in_bounds(b, coords)), coords),
+                                                             reordered ? element(coords) : simplify_exact(half + e));
+                                   });
     *run = kir::replace_calls(*run, [&](const Call *op) -> Expr {
         if (op->name != kir::intrinsic::load) return Expr();
         kir::Access a = kir::access_of(op);
@@ -301,9 +313,7 @@ Stmt copy_for_run(const kir::Kernel &kernel, const kir::BufferArg &b, const std:
 /// `run`, the steps of one run of a rolled loop, with its reads of each
 /// staged input it loads from the copy of the box the run reads (over its
 /// steps, lanes and warps; its position may move with the run and the grid
-/// point): the copies, a barrier, the run, a barrier. A copy is issued in
-/// batches of up to 16 loads per thread ahead of their stores, so that a
-/// thread has a batch in flight at once rather than one load at a time.
+/// point): the copies (batched_copy), a barrier, the run, a barrier.
 Stmt stage_run(const kir::Kernel &kernel, std::vector<StagedInput> &inputs, kir::NameGenerator &names, Stmt run,
                const std::string &run_var) {
     std::vector<Stmt> parts;
@@ -495,22 +505,11 @@ int64_t stage_table(kir::Kernel &kernel, const kir::BufferArg &b, kir::NameGener
     const std::string tile = names.fresh(b.name, "shared"), pass = names.fresh(tile, "pass");
     // The copy: entry e of the table (dimension 0 fastest: coalesced) by the
     // block's thread e % threads; interleaved, every entry of a row of 32 K,
-    // those past the table's last holding the last.
-    // A loop iteration copies a batch of passes, its loads (lets) ahead of
-    // its stores, so that a thread has the batch's loads in flight at once
-    // instead of one a pass: the copy is latency-bound, and a block's
-    // instances wait for it.
+    // those past the table's last holding the last (batched_copy).
     const int threads = kernel.block_warps() * kir::warp_size;
     const int64_t copied_row = K ? row : extent[0], copies = entries / extent[0] * copied_row;
-    const int64_t passes = (copies + threads - 1) / threads, batch = std::min<int64_t>(passes, 16);
-    // Every copied entry lies in the table where the batches fill whole
-    // blocks of threads; else each is tested.
-    const bool whole = copies % (threads * batch) == 0;
-    Expr thread = Variable::make(Int(32), kir::block_warp_var) * kir::warp_size + Variable::make(Int(32), kir::lane_var);
-    std::vector<std::pair<std::string, Expr>> loaded;
-    std::vector<Stmt> stores;
-    for (int64_t k = 0; k < batch; k++) {
-        Expr e = (Variable::make(Int(32), pass) * make_const(Int(32), batch) + make_const(Int(32), k)) * threads + thread;
+    const Expr thread = Variable::make(Int(32), kir::block_warp_var) * kir::warp_size + Variable::make(Int(32), kir::lane_var);
+    const Stmt copy = batched_copy(tile, b.type, copies, threads, thread, pass, names, [&](const Expr &e, const Expr &inside) {
         std::vector<Expr> at, coords;
         Expr rest = e;
         for (int d = 0; d < dims; d++) {
@@ -519,15 +518,8 @@ int64_t stage_table(kir::Kernel &kernel, const kir::BufferArg &b, kir::NameGener
             coords.push_back(d == 0 && K ? simplify_exact(Halide::min(at[0], make_const(Int(32), extent[0] - 1))) : at[d]);
             rest = rest / make_const(Int(32), n);
         }
-        Expr inside = whole ? const_true() : e < make_const(Int(32), copies);
-        const std::string value = names.fresh(tile, "copy");
-        loaded.emplace_back(value, kir::load(b.type, b.name, inside, coords));
-        Stmt store = Store::make(tile, Variable::make(b.type, value), element(at), Parameter(), const_true(), ModulusRemainder());
-        stores.push_back(whole ? store : IfThenElse::make(inside, store));
-    }
-    Stmt copy = Block::make(stores);
-    for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) copy = LetStmt::make(it->first, it->second, copy);
-    copy = For::make(pass, 0, (int)((passes + batch - 1) / batch), ForType::Serial, DeviceAPI::None, copy);
+        return std::make_pair(kir::load(b.type, b.name, inside, coords), element(at));
+    });
     kernel.block_setup = kernel.block_setup.defined() ? Block::make(kernel.block_setup, copy) : copy;
     kernel.block_arrays.push_back(kir::BlockArray{tile, b.type, elements});
     kernel.body = kir::replace_calls(kernel.body, [&](const Call *op) -> Expr {
@@ -567,7 +559,7 @@ void stage_in_shared(kir::Kernel &kernel) {
         }
         int64_t elements = 0;
         const std::string pass = names.fresh(tile, "pass");
-        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, tile, pass, body, &elements); });
+        kernel.body = kir::on_instances(kernel.body, [&](const Stmt &body) { return stage(kernel, b, tile, pass, names, body, &elements); });
         if (elements == 0) continue;
         kernel.body = Allocate::make(tile, b.type, Halide::MemoryType::GPUShared, {make_const(Int(32), elements)},
                                      const_true(), kernel.body);

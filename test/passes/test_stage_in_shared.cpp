@@ -96,15 +96,23 @@ TEST_CASE("stage_in_shared copies the box an instance reads into shared memory b
     const kir::BufferArg &x = before.buffer("x");
     Expr min0 = var("b") * kColumns, min1 = var("r") * kRows;
 
-    // The copy: element e of the box by thread e % 64, in ceil(198 / 64) = 4
-    // passes (the loop is named x.shared.pass), 0 outside x through the
-    // load's bounds guard.
-    Expr e = var("x.shared.pass") * kThreads + thread();
-    std::vector<Expr> at{min0 + e % i32(width), min1 + e / i32(width)};
-    Stmt copy = Store::make("x.shared", kir::load(Int(32), "x", kir::in_bounds(x, at), at), e, Parameter(), const_true(),
-                            ModulusRemainder());
-    copy = For::make("x.shared.pass", i32(0), i32((elements + kThreads - 1) / kThreads), ForType::Serial, DeviceAPI::None,
-                     IfThenElse::make(e < i32(elements), copy));
+    // The copy: element e of the box by thread e % 64, ceil(198 / 64) = 4
+    // elements a thread, in one batch (the loop x.shared.pass runs once): the
+    // four loads (lets x.shared.copy ...) ahead of their stores, each element
+    // past the box's last left out, 0 outside x through the load's bounds guard.
+    const int64_t passes = (elements + kThreads - 1) / kThreads;
+    std::vector<std::pair<std::string, Expr>> loads;
+    std::vector<Stmt> stores;
+    for (int64_t k = 0; k < passes; k++) {
+        Expr e = (var("x.shared.pass") * i32(passes) + i32(k)) * kThreads + thread();
+        std::vector<Expr> at{min0 + e % i32(width), min1 + e / i32(width)};
+        const std::string name = k ? "x.shared.copy$" + std::to_string(k) : "x.shared.copy";
+        loads.emplace_back(name, kir::load(Int(32), "x", e < i32(elements) && kir::in_bounds(x, at), at));
+        stores.push_back(IfThenElse::make(e < i32(elements), Store::make("x.shared", var(name), e, Parameter(), const_true(), ModulusRemainder())));
+    }
+    Stmt copy = Block::make(stores);
+    for (size_t k = loads.size(); k-- > 0;) copy = LetStmt::make(loads[k].first, loads[k].second, copy);
+    copy = For::make("x.shared.pass", i32(0), i32(1), ForType::Serial, DeviceAPI::None, copy);
     // The reads: element (c0 - min0) + (c1 - min1) * 66 of the copy. Where the
     // guard is the bounds alone the copy's 0 stands in for it; the other
     // guard (t < 40) stays, as a select.
