@@ -30,7 +30,8 @@ for entry in "${examples[@]}"; do
 done
 # Mappings beyond the defaults, each a kernel of its own name: arrays over the
 # warps of a block (gpu_threads), inputs staged in shared memory or read
-# through L1 (the cache placement).
+# through L1 (the cache placement), tiles of PEs per thread; a setting
+# NAME=V is a spec parameter, one starting with -- a generator flag.
 variants=(
   "conv2d conv2d_ssam conv2d_ssam_threads70 K=5 PE=70 THREADS=1"
   "conv2d conv2d_ssam conv2d_ssam_wshared K=7 WCACHE=2"
@@ -45,6 +46,8 @@ variants=(
   "matmul matmul_2d matmul_2d_warps WARPS=1 J=7 I=5 K=9"
   "matmul matmul_2d matmul_2d_blocks J=70 I=4 K=300 FP64=1"
   "conv2d conv2d_2d conv2d_2d_warps WARPS=1 R=5 K=4"
+  "conv2d conv2d_2d conv2d_2d_tile WARPS=1 INPLACE=1 SHARED=1 K=5 C=70 R=9 --pes-per-thread=3 --unroll-steps=0"
+  "matmul matmul_2d matmul_2d_tile WARPS=1 BROADCAST=2 SHARED=1 J=70 I=9 K=37 --pes-per-thread=3 --shared-steps=4 --double-buffer --unroll-steps=0"
   "align align_sw align_sw_q200 Q=200 S=301 B=1001 MATCH=5 MISMATCH=4"
   "align align_edit_distance align_edit_distance_q70 Q=70 S=123 B=517"
   "align align_sw_matrix align_sw_matrix_q1100 Q=1100 S=301 B=333"
@@ -53,7 +56,9 @@ variants=(
 for entry in "${variants[@]}"; do
   read -r program spec name settings <<<"$entry"
   params=()
-  for kv in $settings; do params+=(--param "$kv"); done
+  for kv in $settings; do
+    if [[ "$kv" == --* ]]; then params+=("$kv"); else params+=(--param "$kv"); fi
+  done
   "$build/examples/$program" -g "$spec" "${params[@]}" --emit cuda --name="$name" -o "$out" >/dev/null
   echo "$name" >>"$out/.list"
 done
