@@ -16,6 +16,11 @@
 #                    (e.g. "pe32:PE=32 roll:PE=64,--unroll-steps=0"); a
 #                    variant whose settings name another spec of the conv2d
 #                    program (spec=NAME) gets only its own settings
+#   CONV2D_STUDY     "tiles": adds the tile-per-thread designs of conv2d_2d
+#                    (docs/benchmarks.md, "conv2d as a tile of outputs per
+#                    thread") to CONV2D_VARIANTS: t{C}x{R} a thread's C
+#                    consecutive columns of R rows (a filter row per block of
+#                    steps), o{C}x{R} the same with a filter column per block
 #   CONV1D_QS        filter lengths of the conv1d kernels (default "5 17"; empty: none)
 #   CONV1D_VARIANTS  extra mappings of the eight-PEs-per-lane conv1d kernels,
 #                    "tag:NAME=V,NAME=V ..." (e.g. "t4:T=4 s4:S=4": four arrays
@@ -41,6 +46,17 @@ chosen_mapping() {
   elif ((k <= 11)); then echo "PE=64 RT=8"
   else echo "PE=96 RT=6"; fi
 }
+
+# The tile-per-thread study: conv2d_2d with the image read in place, a
+# block of 8 warps, the block's box of the image staged in shared memory once,
+# the time loop rolled over blocks of K steps, two blocks an SM.
+if [[ "${CONV2D_STUDY:-}" == tiles ]]; then
+  tile="spec=conv2d_2d,WARPS=1,INPLACE=1,SHARED=1,--unroll-steps=0,--max-shared-bytes=110000,--min-blocks-per-sm=2"
+  CONV2D_VARIANTS="${CONV2D_VARIANTS:-} t4x8:$tile,C=128,R=64,--pes-per-thread=8 t8x4:$tile,C=256,R=32,--pes-per-thread=4
+    t16x2:$tile,C=512,R=16,--pes-per-thread=2 o1x16:$tile,ORDER=1,C=32,R=128,--pes-per-thread=16
+    o1x32:$tile,ORDER=1,C=32,R=256,--pes-per-thread=32 o2x16:$tile,ORDER=1,C=64,R=128,--pes-per-thread=16"
+fi
+case "${CONV2D_STUDY:-tiles}" in tiles) ;; *) echo "CONV2D_STUDY=$CONV2D_STUDY: the study known is tiles" >&2; exit 2 ;; esac
 
 commands=()
 emit() {  # program, spec, kernel name, then settings: NAME=VALUE parameters or generator flags

@@ -1093,6 +1093,7 @@ TEST_CASE("reduction outputs: what is not a reduction, or not lowered, is refuse
         V.gpu_threads(s);
         options.pes_per_thread = 9;
         CHECK_THROWS_WITH(lower_to_kernel(compile_to_systolic(R.lower()), "nine", {"y"}, options),
-                          Contains("a block runs at most 8192") && Contains("with 9 PEs per thread"));
+                          Contains("--pes-per-thread=9: a linear array over the warps of a block") &&
+                              Contains("runs at most 8 PEs per thread (up to 64 only as a 2-D tile"));
     }
 }

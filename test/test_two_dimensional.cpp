@@ -345,14 +345,18 @@ TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, 
         bool inplace = false;     // the image read in place: a tile of PEs per thread
         bool shared = false;      // the box a tile reads staged in shared memory (columns blocked by lane)
         int pes_per_thread = 0;   // rows of a tile per warp
+        bool order = false;       // t = p + K q: a filter column per block of steps
     };
     for (const Case c : {Case{3, 6, 3, 2, 2, false}, Case{5, 32, 7, 1, 2, false}, Case{1, 3, 1, 3, 3, false}, Case{4, 5, 9, 2, 1, true},
                          Case{3, 31, 3, 1, 3, true}, Case{3, 40, 6, 2, 1, true, true, false, 2}, Case{5, 70, 9, 1, 2, true, true, true, 3},
-                         Case{4, 33, 5, 2, 2, true, true, true, 5}}) {
+                         Case{4, 33, 5, 2, 2, true, true, true, 5}, Case{3, 31, 17, 1, 2, true, true, true, 17, true},
+                         Case{5, 40, 12, 2, 1, true, true, false, 6, true}}) {
         INFO("K=" << c.K << " C=" << c.C << " R=" << c.R << " CO=" << c.CO << " RO=" << c.RO << (c.warps ? " WARPS=1" : "")
-                  << (c.inplace ? " INPLACE=1" : "") << (c.shared ? " SHARED=1" : "") << " --pes-per-thread=" << c.pes_per_thread);
+                  << (c.inplace ? " INPLACE=1" : "") << (c.shared ? " SHARED=1" : "") << (c.order ? " ORDER=1" : "")
+                  << " --pes-per-thread=" << c.pes_per_thread);
         const ir::UreProgram program = build_spec("conv2d_2d", params({{"K", c.K}, {"C", c.C}, {"R", c.R}, {"CO", c.CO}, {"RO", c.RO},
-                                                                        {"WARPS", c.warps}, {"INPLACE", c.inplace}, {"SHARED", c.shared}}))
+                                                                        {"WARPS", c.warps}, {"INPLACE", c.inplace}, {"SHARED", c.shared},
+                                                                        {"ORDER", c.order}}))
                                            .output.lower();
         const int W = c.C * c.CO, H = c.R * c.RO;
         Buffers inputs = random_input_buffers(program, 5 + c.K + c.C);
@@ -381,7 +385,7 @@ TEST_CASE("conv2d_2d equals a CPU convolution at odd sizes, on every evaluator, 
             CHECK(kernel.pes_per_lane == (!c.warps ? c.R : c.inplace ? columns * tile_rows : 1));
             CHECK(kernel.warp_columns_blocked == (c.inplace && c.shared));
             // The rolled loop's blocks are the time row's period, a filter
-            // row (K steps, t = K p + q), not the second space row's.
+            // row or column (K steps), not the second space row's.
             if (rolled && c.K > 1) CHECK_THAT(kernel.description, Contains("rolled: a loop over blocks of " + std::to_string(c.K) + " steps"));
             CHECK(compare_outputs(expected, Buffers{{"Out", executed(kernel, inputs, out)}}, 0) == "");
         }

@@ -75,7 +75,8 @@ const char *driver_usage_text() {
            "                      kernel uses dynamic shared memory, up to 232448 (227 KiB, sm_90's opt-in limit)\n"
            "  --pes-per-thread=N  an array over the warps of a block (gpu_threads): N PEs per thread, 1 to 8 (default:\n"
            "                      one up to 1024 PEs, else the fewest that fit a block); on a 2-D array over the\n"
-           "                      warps (gpu_threads(x, y)), N values of y per warp, a tile of PEs per thread\n"
+           "                      warps (gpu_threads(x, y)), N values of y per warp, a tile of PEs per thread (up to\n"
+           "                      64 PEs, with the lanes' values of x)\n"
            "  --prefetch          per-thread loops (split) issue each iteration's loads during the one before (CUDA)\n"
            "  --shared-steps=N    CUDA: inputs cached in shared memory are staged N steps of a rolled loop at a\n"
            "                      time, not the whole array instance's box (operands of a long time loop)\n"
@@ -138,7 +139,8 @@ bool parse_driver_flag(const std::string &flag, int &i, int argc, char **argv, D
                                         "a byte count in [1, " + std::to_string(kir::max_opt_in_shared_bytes) +
                                             "] (227 KiB: the most a block may opt in to on sm_90)");
     } else if (flag.rfind("--pes-per-thread=", 0) == 0) {
-        a.pes_per_thread = flag_count(flag, 1, max_pes_per_lane, "a count in [1, " + std::to_string(max_pes_per_lane) + "]");
+        a.pes_per_thread = flag_count(flag, 1, max_pes_per_lane_two_dimensional,
+                                      "a count in [1, " + std::to_string(max_pes_per_lane_two_dimensional) + "]");
     } else if (flag.rfind("--shared-steps=", 0) == 0) {
         a.shared_steps = flag_count(flag, 1, 1 << 20, "a count in [1, 1048576]");
     } else if (flag.rfind("--unroll-steps=", 0) == 0) {

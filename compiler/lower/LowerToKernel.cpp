@@ -540,6 +540,11 @@ private:
                           "array over the warps of a block; this array runs on one warp (", groups, " PEs per lane): add gpu_threads(", space,
                           ") to the schedule, or drop the option");
         }
+        if (threads && options.pes_per_thread > max_pes_per_lane) {
+            refuse(Refusal::TooManyPes, "", "kernel ", name, ": --pes-per-thread=", options.pes_per_thread, ": a linear array over the ",
+                   "warps of a block (gpu_threads(", space, ")) runs at most ", max_pes_per_lane, " PEs per thread (up to ",
+                   max_pes_per_lane_two_dimensional, " only as a 2-D tile, gpu_threads(x, y)); ask for at most ", max_pes_per_lane);
+        }
         if (threads) {
             // One PE per thread up to a block's threads, else the fewest PEs
             // per thread that fit a block; or as many as the option asks.

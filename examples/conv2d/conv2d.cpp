@@ -107,6 +107,9 @@ namespace {
 // --pes-per-thread=N: N rows of a thread's warp, C / 32 columns of its lane);
 // SHARED=1 stages the box of the image a tile reads in shared memory, shared
 // by the tile's threads (each image value read by up to K*K outputs).
+// ORDER=1 runs the filter's rows inside a filter column instead (t = p + K*q):
+// a rolled time loop's block of K steps is a filter column, over which the
+// rows of a thread's tile share the image values they read (r + p).
 Spec conv2d_2d(const Params &params) {
     const int K = params.get_int("K", 3, 1, 64);          // filter size (K x K)
     const int C = params.get_int("C", 6, 1, 1024);        // output columns per tile (lanes; past 32, several per lane)
@@ -116,6 +119,7 @@ Spec conv2d_2d(const Params &params) {
     const int WARPS = params.get_int("WARPS", 0, 0, 1);
     const int INPLACE = params.get_int("INPLACE", 0, 0, 1);
     const int SHARED = params.get_int("SHARED", 0, 0, 1);
+    const int ORDER = params.get_int("ORDER", 0, 0, 1);
     Input x(Float(32), 2, "x"), w(Float(32), 2, "w");
     Var q("q"), p("p"), c("c"), r("r"), co("co"), ro("ro"), s1("s1"), s2("s2"), t("t");
     std::vector<Var> loops{q, p, c, r, co, ro};
@@ -123,12 +127,13 @@ Spec conv2d_2d(const Params &params) {
     const Expr column = co * C + c, row = ro * R + r;
     if (INPLACE) X(q, p, c, r, co, ro) = x(column + q, row + p);
     else X(q, p, c, r, co, ro) = select(q == 0 || c == C - 1, x(column + q, row + p), X(q - 1, p, c + 1, r, co, ro));
-    Z(q, p, c, r, co, ro) = select(q == 0 && p == 0, 0.0f, select(q == 0, Z(q + K - 1, p - 1, c, r, co, ro), Z(q - 1, p, c, r, co, ro))) +
-                            X(q, p, c, r, co, ro) * w(q, p);
+    const Expr before = ORDER ? select(p == 0, Z(q - 1, p + K - 1, c, r, co, ro), Z(q, p - 1, c, r, co, ro))
+                              : select(q == 0, Z(q + K - 1, p - 1, c, r, co, ro), Z(q - 1, p, c, r, co, ro));
+    Z(q, p, c, r, co, ro) = select(q == 0 && p == 0, 0.0f, before) + X(q, p, c, r, co, ro) * w(q, p);
     Out(column, row) = select(q == K - 1 && p == K - 1, Z(q, p, c, r, co, ro));
     X.merge_ures(Z, Out).set_bounds(q, 0, K, p, 0, K, c, 0, C, r, 0, R, co, 0, CO, ro, 0, RO);
     X.gpu_blocks(co, ro);
-    X.space_time_transform({q, p, c, r}, {s1, s2, t}, {0, 0, 1, 0, /**/ 0, 0, 0, 1, /**/ 1, K, 0, 0});
+    X.space_time_transform({q, p, c, r}, {s1, s2, t}, {0, 0, 1, 0, /**/ 0, 0, 0, 1, /**/ ORDER ? K : 1, ORDER ? 1 : K, 0, 0});
     if (WARPS) X.gpu_threads(s1, s2);
     if (SHARED) x.in(X).store_in(MemoryType::Shared);
     return Spec{Out, {x, w}};
@@ -136,5 +141,5 @@ Spec conv2d_2d(const Params &params) {
 
 }  // namespace
 
-PULSE_REGISTER_SPEC("conv2d_2d", "2-D convolution on a 2-D output-stationary array (s1 = c lanes, s2 = r slots, t = K*p + q)",
+PULSE_REGISTER_SPEC("conv2d_2d", "2-D convolution on a 2-D output-stationary array (s1 = c lanes, s2 = r slots, t = K*p + q or p + K*q)",
                     conv2d_2d);
