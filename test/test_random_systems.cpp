@@ -551,6 +551,13 @@ Failure check_transform_phases(const System &system, const Transform &transform,
             // named (stage_in_shared), and the kernel runs without them. A
             // large table staged in shared memory may pass a block's bytes:
             // refused likewise, never run.
+            // (Called while a refusal is handled: any other is thrown again.)
+            const auto count_table_refusal = [&](const CompileError &e) {
+                if (!table_shared || e.refusal != Refusal::ResourceLimit) throw;
+                stats.kernel_refused++;
+                stats.refusals[to_string(e.refusal)]++;
+            };
+            bool refused = false;
             try {
                 optimize_kernel(kernel);
             } catch (const CompileError &e) {
@@ -563,18 +570,15 @@ Failure check_transform_phases(const System &system, const Transform &transform,
                     try {
                         optimize_kernel(kernel);
                     } catch (const CompileError &again) {
-                        if (!table_shared || again.refusal != Refusal::ResourceLimit) throw;
-                        stats.kernel_refused++;
-                        stats.refusals[to_string(again.refusal)]++;
-                        continue;
+                        count_table_refusal(again);
+                        refused = true;
                     }
                 } else {
-                    if (!table_shared || e.refusal != Refusal::ResourceLimit) throw;
-                    stats.kernel_refused++;
-                    stats.refusals[to_string(e.refusal)]++;
-                    continue;
+                    count_table_refusal(e);
+                    refused = true;
                 }
             }
+            if (refused) continue;
             phase = "kernel execution";
             const std::string executed = execute_against(kernel, inputs, expected);
             if (!executed.empty()) return {label, executed};

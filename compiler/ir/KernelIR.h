@@ -200,7 +200,7 @@ struct Kernel {
     int64_t warp_rows = 0;
     /// With warp_rows: lane l runs the values l C .. l C + C - 1 of x (C =
     /// pes_per_lane / warp_rows), not l + 32 c: chosen where the operands are
-    /// staged in shared memory (shared_steps), from which a thread's
+    /// staged in shared memory (whole or in runs), from which a thread's
     /// consecutive columns are one vector load, while unstaged ones coalesce
     /// in global memory across the lanes.
     bool warp_columns_blocked = false;
