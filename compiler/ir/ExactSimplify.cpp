@@ -20,6 +20,13 @@ const std::string opaque_prefix = "pulse.exact.";
 enum class Opaque { Add, Sub, Mul, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, Cast, Select };
 const char *const opaque_names[] = {"add", "sub", "mul", "div", "mod", "min", "max", "eq", "ne", "lt", "le", "gt", "ge", "cast", "select"};
 
+bool is_int_constant(const Expr &e) { return !e.type().is_bool() && (as_const_int(e) || as_const_uint(e)); }
+Scalar scalar_of(const Expr &e) {
+    if (const int64_t *i = as_const_int(e)) return Scalar::of_int(*i);
+    return Scalar::of_uint(*as_const_uint(e));
+}
+Expr constant_of(Type t, const Scalar &v) { return t.is_uint() ? make_const(t, v.as_uint()) : make_const(t, v.as_int()); }
+
 /// Hides each operation Halide's simplifier would rewrite inexactly: float
 /// arithmetic, comparisons and conversions from float; min, max, /, % and
 /// comparisons of int32/int64 values (index arithmetic excepted); and folds
@@ -35,12 +42,6 @@ private:
     Scope<Expr> constants;
     using IRMutator::visit;
 
-    static bool is_int_constant(const Expr &e) { return !e.type().is_bool() && (as_const_int(e) || as_const_uint(e)); }
-    static Scalar scalar_of(const Expr &e) {
-        if (const int64_t *i = as_const_int(e)) return Scalar::of_int(*i);
-        return Scalar::of_uint(*as_const_uint(e));
-    }
-    static Expr constant_of(Type t, const Scalar &v) { return t.is_uint() ? make_const(t, v.as_uint()) : make_const(t, v.as_int()); }
 
     Expr opaque_call(Type type, Opaque which, std::vector<Expr> args) {
         return Call::make(type, opaque_prefix + opaque_names[(int)which], args, Call::PureExtern);
@@ -167,9 +168,28 @@ private:
     }
 };
 
-/// Brings the hidden operations back.
+/// Brings the hidden operations back. An integer operation whose operands
+/// Halide's run made constants (inside a hidden one: (5 - -31) + 1) is
+/// folded here, with the language's arithmetic (wrapping, Euclidean /).
 class Unprotect : public IRMutator {
     using IRMutator::visit;
+
+    template<typename T>
+    Expr arithmetic(const T *op, BinaryOp binary) {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (op->type.is_scalar() && op->type.is_int_or_uint() && is_int_constant(a) && is_int_constant(b)) {
+            return constant_of(op->type, binary_fn(binary, op->type)(scalar_of(a), scalar_of(b)));
+        }
+        return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : T::make(a, b);
+    }
+    Expr visit(const Add *op) override { return arithmetic(op, BinaryOp::Add); }
+    Expr visit(const Sub *op) override { return arithmetic(op, BinaryOp::Sub); }
+    Expr visit(const Mul *op) override { return arithmetic(op, BinaryOp::Mul); }
+    Expr visit(const Div *op) override { return arithmetic(op, BinaryOp::Div); }
+    Expr visit(const Mod *op) override { return arithmetic(op, BinaryOp::Mod); }
+    Expr visit(const Min *op) override { return arithmetic(op, BinaryOp::Min); }
+    Expr visit(const Max *op) override { return arithmetic(op, BinaryOp::Max); }
+
     Expr visit(const Call *op) override {
         if (op->call_type != Call::PureExtern || op->name.compare(0, opaque_prefix.size(), opaque_prefix) != 0) {
             return IRMutator::visit(op);
@@ -184,13 +204,13 @@ class Unprotect : public IRMutator {
             return Select::make(args[0], args[1], args[2]);
         }
         const Expr &a = args[0], &b = args[1];
-        if (which == "add") return Add::make(a, b);
-        if (which == "sub") return Sub::make(a, b);
-        if (which == "mul") return Mul::make(a, b);
-        if (which == "div") return Div::make(a, b);
-        if (which == "mod") return Mod::make(a, b);
-        if (which == "min") return Min::make(a, b);
-        if (which == "max") return Max::make(a, b);
+        if (which == "add") return mutate(Add::make(a, b));
+        if (which == "sub") return mutate(Sub::make(a, b));
+        if (which == "mul") return mutate(Mul::make(a, b));
+        if (which == "div") return mutate(Div::make(a, b));
+        if (which == "mod") return mutate(Mod::make(a, b));
+        if (which == "min") return mutate(Min::make(a, b));
+        if (which == "max") return mutate(Max::make(a, b));
         if (which == "eq") return EQ::make(a, b);
         if (which == "ne") return NE::make(a, b);
         if (which == "lt") return LT::make(a, b);
@@ -322,42 +342,6 @@ bool folds_overflow(const IRNode *node) {
     return find.found;
 }
 
-/// Finds an integer operation of two constants: an operation hidden from
-/// Halide's run whose operands it folded to constants, brought back by
-/// Unprotect unfolded ((5 - -31) + 1).
-class FindUnfoldedConstants : public IRVisitor {
-public:
-    bool found = false;
-
-private:
-    using IRVisitor::visit;
-    static bool constant(const Expr &x) { return !x.type().is_bool() && (as_const_int(x) || as_const_uint(x)); }
-    template<typename T>
-    void binary(const T *op) {
-        if (constant(op->a) && constant(op->b)) found = true;
-        else IRVisitor::visit(op);
-    }
-    void visit(const Add *op) override { binary(op); }
-    void visit(const Sub *op) override { binary(op); }
-    void visit(const Mul *op) override { binary(op); }
-    void visit(const Div *op) override { binary(op); }
-    void visit(const Mod *op) override { binary(op); }
-    void visit(const Min *op) override { binary(op); }
-    void visit(const Max *op) override { binary(op); }
-    void visit(const EQ *op) override { binary(op); }
-    void visit(const NE *op) override { binary(op); }
-    void visit(const LT *op) override { binary(op); }
-    void visit(const LE *op) override { binary(op); }
-    void visit(const GT *op) override { binary(op); }
-    void visit(const GE *op) override { binary(op); }
-};
-
-bool has_unfolded_constants(const Expr &e) {
-    FindUnfoldedConstants find;
-    e.accept(&find);
-    return find.found;
-}
-
 }  // namespace
 
 // Index arithmetic is told apart by its form (loop variables, sizes and
@@ -365,22 +349,10 @@ bool has_unfolded_constants(const Expr &e) {
 // alone has that form too; where Halide folds it to an overflow error (its
 // constants met only after a select on a loop variable folded), the run is
 // done again with every integer expression treated as a value.
-namespace {
-
-Expr simplify_exact_once(const Expr &e) {
-    Expr r = Unprotect().mutate(simplify(Protect(IndexArithmetic{Stmt()}).mutate(e)));
-    if (folds_overflow(r.get())) r = Unprotect().mutate(simplify(Protect(IndexArithmetic::none()).mutate(e)));
-    return r;
-}
-
-}  // namespace
-
 Expr simplify_exact(const Expr &e) {
     if (!e.defined()) return e;
-    Expr r = simplify_exact_once(e);
-    // Operations whose operands became constants in the run are folded by a
-    // second one (each run folds at least the innermost of them).
-    for (int round = 0; round < 4 && has_unfolded_constants(r); round++) r = simplify_exact_once(r);
+    Expr r = Unprotect().mutate(simplify(Protect(IndexArithmetic{Stmt()}).mutate(e)));
+    if (folds_overflow(r.get())) r = Unprotect().mutate(simplify(Protect(IndexArithmetic::none()).mutate(e)));
     return r;
 }
 

@@ -41,9 +41,11 @@ namespace {
 class Accesses : public IRVisitor {
 public:
     std::set<std::string> reads, writes;
+    bool reads_arrays = false;  ///< reads a register or shared array (a Load)
     using IRVisitor::visit;
     void visit(const Load *op) override {
         reads.insert(op->name);
+        reads_arrays = true;
         IRVisitor::visit(op);
     }
     void visit(const Store *op) override {
@@ -100,8 +102,13 @@ private:
     const LaneVarying &varying;
     std::set<std::string> thread_varying;  ///< lets computed from the warp's index (LaneVarying follows the lane)
 
+    /// Through the lane (LaneVarying), the warp's index, a let of either, or
+    /// a register array (which LaneVarying follows for the lane only).
     bool differs_between_threads(const Expr &e) const {
         if (varying.varies(e) || expr_uses_var(e, kir::array_warp_var)) return true;
+        Accesses read;
+        e.accept(&read);
+        if (read.reads_arrays) return true;
         for (const std::string &name : thread_varying) {
             if (expr_uses_var(e, name)) return true;
         }

@@ -316,6 +316,24 @@ TEST_CASE("shorten_guarded_loops keeps the guard of a bound read from a let of a
     REQUIRE_SAME_IR(after.body, before.body);
 }
 
+TEST_CASE("shorten_guarded_loops keeps the guard of a bound read from a register array", "[passes][shorten_guarded_loops]") {
+    // A register array may hold a different value on each warp (written from
+    // array.warp, or under a guard of it), which LaneVarying does not follow:
+    // a bound read from one stays a guard.
+    const Expr i = var("i"), n = var("n.bound");
+    const kir::Kernel before = guarded_kernel(2, [&](const kir::Kernel &k) {
+        const Expr w = kir::register_load(Int(32), "W", 0);
+        return kir::allocate_registers("W", Int(32), 1,
+                                       Block::make(kir::register_store("W", n + array_warp(), 0),
+                                                   test::serial("i", 0, kSteps, IfThenElse::make(i < w, step(k, i)))));
+    });
+    kir::Kernel after = before;
+    shorten_guarded_loops(after);
+    REQUIRE_SAME_IR(after.body, before.body);
+    const Buffers buffers = buffers_with(before, 3, 300, 7);
+    CHECK(test::same_outputs(before, after, buffers) == "");
+}
+
 TEST_CASE("shorten_guarded_loops keeps the guard of a bound the loop itself changes",
           "[passes][shorten_guarded_loops]") {
     // The cut extent reads the bound once, before the loop; the guard read it
