@@ -155,16 +155,17 @@ Stmt stage(const kir::Kernel &kernel, const kir::BufferArg &b, const std::string
     const int64_t elements = box.elements;
     // The copy's rows: a tile's thread reads its consecutive columns as one
     // 16-byte load (Kernel::warp_columns_blocked), so each row starts on a
-    // multiple of 4 words, and rows of a multiple of 32 words are padded by 4
-    // more so that the copy's stores do not all fall on one bank.
+    // multiple of 16 bytes, and rows of a multiple of 128 bytes are padded by
+    // 16 more so that the copy's stores do not all fall on one bank.
+    const int64_t per_16_bytes = std::max(1, 16 / b.type.bytes());
     std::vector<int64_t> stride(min.size(), 1);
     int64_t size = 1;
     for (size_t d = 0; d < min.size(); d++) {
         stride[d] = size;
         size *= *as_const_int(extent[d]);
         if (d == 0 && min.size() > 1 && kernel.warp_columns_blocked) {
-            size = (size + 3) / 4 * 4;
-            if (size % 32 == 0) size += 4;
+            size = (size + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+            if (size * b.type.bytes() % 128 == 0) size += per_16_bytes;
         }
     }
     *elements_out = std::max(*elements_out, size);
