@@ -382,12 +382,11 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
             optimize_kernel(kernel);
         } catch (const CompileError &e) {
             // The tile refuses a move between PEs (TapBeyondWarp) or a
-            // thread's share past its limits; a staged box may have no
-            // constant size or pass a block's shared memory.
-            if (phase == std::string("optimize_kernel (2-D)") && !(staged && e.refusal == Refusal::ResourceLimit) &&
-                std::string(e.what()).find("no constant size") == std::string::npos) {
-                return {label + ": optimize_kernel", e.what()};
-            }
+            // thread's share past its limits; a staged box may have a size
+            // not known at generation time or pass a block's shared memory
+            // (refused naming the staging and its fix).
+            const bool staging_refused = staged && std::string(e.what()).find(".store_in(MemoryType::Shared)") != std::string::npos;
+            if (phase == std::string("optimize_kernel (2-D)") && !staging_refused) return {label + ": optimize_kernel", e.what()};
             stats.refused_2d++;
             stats.refusals[std::string("2-D") + (tile ? " tile" : "") + ": " + to_string(e.refusal)]++;
             continue;
