@@ -385,7 +385,8 @@ Failure check_two_dimensional(const System &system, const Transform &transform, 
             // thread's share past its limits; a staged box may have a size
             // not known at generation time or pass a block's shared memory
             // (refused naming the staging and its fix).
-            const bool staging_refused = staged && std::string(e.what()).find(".store_in(MemoryType::Shared)") != std::string::npos;
+            const bool staging_refused =
+                staged && (e.refusal == Refusal::ResourceLimit || std::string(e.what()).find(".store_in(MemoryType::Shared)") != std::string::npos);
             if (phase == std::string("optimize_kernel (2-D)") && !staging_refused) return {label + ": optimize_kernel", e.what()};
             stats.refused_2d++;
             stats.refusals[std::string("2-D") + (tile ? " tile" : "") + ": " + to_string(e.refusal)]++;
