@@ -501,7 +501,6 @@ private:
             if (columns > 1 || rows > 1) {
                 kernel.pes_per_lane = columns * rows;
                 kernel.warp_rows = rows;
-                kernel.warp_columns_blocked = options.shared_steps > 0;
             }
             return;
         }
